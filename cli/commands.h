@@ -1,0 +1,12 @@
+// Each subcommand registers itself on the CLI11 app from its own file; main.cc
+// calls these in one explicit list.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace ward::cli {
+
+// Registers `ward check`; `*exit_code` receives the command's exit code.
+void AddCheckCommand(CLI::App& app, int* exit_code);
+
+}  // namespace ward::cli

@@ -1,0 +1,45 @@
+// The `ward` command line: argument parsing and output only; the work is in
+// language/, compiler/, backends/ and enforcers/.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/output.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Ward: one policy language for AI-agent sandboxes", "ward"};
+  app.require_subcommand(0, 1);
+  app.set_version_flag("--version",
+                       std::string("ward ") + WARD_VERSION + "\nbackends: none enabled yet");
+  int exit_code = ward::cli::kOk;
+
+  // Every subcommand, in one explicit list.
+  ward::cli::AddCheckCommand(app, &exit_code);
+
+  std::string help_topic;
+  CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");
+  help->add_option("subcommand", help_topic, "subcommand to describe");
+  help->callback([&] {
+    if (help_topic.empty()) {
+      std::cout << app.help();
+      return;
+    }
+    try {
+      std::cout << app.get_subcommand(help_topic)->help();
+    } catch (const CLI::OptionNotFound&) {
+      std::cerr << "ward help: unknown subcommand '" << help_topic << "'\n";
+      exit_code = ward::cli::kUsage;
+    }
+  });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : ward::cli::kUsage;
+  }
+  if (argc == 1) {
+    std::cout << app.help();
+    return ward::cli::kUsage;
+  }
+  return exit_code;
+}

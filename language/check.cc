@@ -1,0 +1,357 @@
+#include "language/check.h"
+
+#include <functional>
+
+#include "language/checker.h"
+#include "language/constants.h"
+#include "language/literals.h"
+
+namespace ward {
+
+void Checker::Run() {
+  CollectNames();
+  for (auto& f : program_.files) {
+    if (f) CheckVersion(*f);
+  }
+  for (auto& f : program_.files) {
+    if (f) ResolveExtends(*f);
+  }
+  CheckExtendsCycles();
+  CheckGroups();
+  for (auto& f : program_.files) {
+    if (!f) continue;
+    EvaluateLets(*f);
+    for (ast::Policy& p : f->policies) CheckPolicy(*f, p);
+  }
+}
+
+void Checker::CheckVersion(const ast::File& file) {
+  if (file.version && file.version->text != "1") {
+    sink_.Error(Code::kUnsupportedVersion, file.version->span,
+                "unsupported language version '" + file.version->text + "'",
+                "this compiler reads `ward 1`");
+  }
+}
+
+// Policy and group names are global: `--policy NAME` and group references
+// must mean one thing whichever file they are read from.
+void Checker::CollectNames() {
+  for (auto& f : program_.files) {
+    if (!f) continue;
+    for (size_t i = 0; i < f->policies.size(); ++i) {
+      const ast::Name& name = f->policies[i].name;
+      if (!IsIdentifier(name.text)) {
+        sink_.Error(Code::kInvalidName, name.span, "invalid policy name '" + name.text + "'",
+                    "names are letters, digits, '-' and '_', starting with a letter");
+      }
+      auto [it, inserted] = policies_.emplace(name.text, PolicyRef{f->id, i});
+      if (!inserted) {
+        const ast::Policy& first = program_.files[it->second.file]->policies[it->second.index];
+        sink_.Error(Code::kDuplicateName, name.span,
+                    "policy '" + name.text + "' is defined twice", "rename one of them");
+        sink_.AddRelated(first.name.span, "first defined here");
+      }
+    }
+    CollectGroups(*f);
+  }
+}
+
+void Checker::CollectGroups(ast::File& file) {
+  for (size_t i = 0; i < file.groups.size(); ++i) {
+    const ast::Name& name = file.groups[i].name;
+    auto [it, inserted] = groups_.emplace(name.text, std::make_pair(file.id, i));
+    if (inserted) continue;
+    const ast::File& other = *program_.files[it->second.first];
+    const ast::Name& first = other.groups[it->second.second].name;
+    if (other.is_std && !file.is_std) {
+      sink_.Error(Code::kReservedGroupName, name.span,
+                  "group '" + name.text + "' is a standard group and cannot be redefined",
+                  "choose another name");
+    } else {
+      sink_.Error(Code::kDuplicateName, name.span, "group '" + name.text + "' is defined twice",
+                  "rename one of them");
+    }
+    sink_.AddRelated(first.span, "first defined here");
+  }
+}
+
+// A file sees its own policies and those of the files it imports directly.
+bool Checker::Visible(FileId from, FileId target) const {
+  if (from == target) return true;
+  const ast::File* f = program_.file(from);
+  if (!f) return false;
+  for (const ast::Import& imp : f->imports) {
+    if (imp.resolved == target) return true;
+  }
+  return false;
+}
+
+void Checker::ResolveExtends(ast::File& file) {
+  for (ast::Policy& p : file.policies) {
+    std::vector<std::string> names;
+    for (const auto& [name, ref] : policies_) {
+      if (name != p.name.text) names.push_back(name);
+    }
+    std::set<std::string> seen;
+    for (const ast::Name& base : p.extends) {
+      if (!seen.insert(base.text).second) {
+        sink_.Error(Code::kDuplicateEntry, base.span,
+                    "'" + base.text + "' is listed twice in extends");
+        continue;
+      }
+      auto it = policies_.find(base.text);
+      if (it == policies_.end()) {
+        std::string close = ClosestMatch(base.text, names);
+        sink_.Error(Code::kUnknownPolicy, base.span, "unknown policy '" + base.text + "'",
+                    close.empty() ? "import the file that defines it"
+                                  : "did you mean '" + close + "'?");
+        continue;
+      }
+      if (!Visible(file.id, it->second.file)) {
+        const ast::Policy& def = program_.files[it->second.file]->policies[it->second.index];
+        sink_.Error(Code::kUnknownPolicy, base.span,
+                    "policy '" + base.text + "' is not imported by this file",
+                    "import \"" + sources_.file(it->second.file).display_path + "\"");
+        sink_.AddRelated(def.name.span, "defined here");
+        continue;
+      }
+      p.bases.emplace_back(it->second.file, it->second.index);
+    }
+  }
+}
+
+void Checker::CheckExtendsCycles() {
+  // Depth-first search with colours; a grey node reached again closes a cycle.
+  std::map<std::pair<size_t, size_t>, int> colour;
+  std::vector<std::pair<ast::Policy*, const ast::Name*>> path;
+  std::function<void(size_t, size_t)> visit = [&](size_t f, size_t i) {
+    colour[{f, i}] = 1;
+    ast::Policy& p = program_.files[f]->policies[i];
+    for (size_t k = 0; k < p.bases.size(); ++k) {
+      auto next = p.bases[k];
+      const ast::Name* via = nullptr;
+      for (const ast::Name& n : p.extends) {
+        if (n.text == program_.files[next.first]->policies[next.second].name.text) via = &n;
+      }
+      int c = colour[next];
+      if (c == 1) {
+        const ast::Policy& target = program_.files[next.first]->policies[next.second];
+        sink_.Error(Code::kExtendsCycle, via ? via->span : p.name.span,
+                    "policy '" + p.name.text + "' extends itself through '" +
+                        target.name.text + "'",
+                    "remove one of the extends");
+        for (auto it = path.rbegin(); it != path.rend(); ++it) {
+          if (it->second) sink_.AddRelated(it->second->span, "extended here");
+          if (it->first == &target) break;
+        }
+        p.bases.erase(p.bases.begin() + k);  // break the cycle for later stages
+        --k;
+        continue;
+      }
+      if (c == 0) {
+        path.push_back({&p, via});
+        visit(next.first, next.second);
+        path.pop_back();
+      }
+    }
+    colour[{f, i}] = 2;
+  };
+  for (size_t f = 0; f < program_.files.size(); ++f) {
+    if (!program_.files[f]) continue;
+    for (size_t i = 0; i < program_.files[f]->policies.size(); ++i) {
+      if (colour[{f, i}] == 0) visit(f, i);
+    }
+  }
+}
+
+void Checker::CheckGroups() {
+  std::map<std::string, int> colour;
+  std::function<void(const std::string&)> visit = [&](const std::string& name) {
+    colour[name] = 1;
+    auto [fid, idx] = groups_.at(name);
+    ast::Group& g = program_.files[fid]->groups[idx];
+    bool is_std = program_.files[fid]->is_std;
+    for (const ast::SysTarget& m : g.members) {
+      if (!m.is_group) {
+        // The standard groups list names of every architecture; a user's
+        // unknown name is most likely a typo.
+        if (!is_std) CheckTarget(m, {});
+        continue;
+      }
+      auto it = groups_.find(m.name);
+      if (it == groups_.end()) {
+        sink_.Error(Code::kUnknownGroup, m.span, "unknown group '" + m.name + "'");
+        continue;
+      }
+      if (colour[m.name] == 1) {
+        sink_.Error(Code::kGroupCycle, m.span,
+                    "group '" + g.name.text + "' includes itself through '" + m.name + "'");
+        sink_.AddRelated(program_.files[it->second.first]->groups[it->second.second].name.span,
+                         "defined here");
+        continue;
+      }
+      if (colour[m.name] == 0) visit(m.name);
+    }
+    colour[name] = 2;
+  };
+  for (const auto& [name, where] : groups_) {
+    if (colour[name] == 0) visit(name);
+  }
+}
+
+void Checker::EvaluateLets(ast::File& file) {
+  lets_.clear();
+  static const std::set<std::string> kReserved = {"any", "loopback", "all"};
+  for (const ast::Let& let : file.lets) {
+    if (!IsIdentifier(let.name.text)) {
+      sink_.Error(Code::kInvalidName, let.name.span, "invalid name '" + let.name.text + "'");
+      continue;
+    }
+    if (kReserved.count(let.name.text)) {
+      sink_.Error(Code::kShadowedName, let.name.span,
+                  "let '" + let.name.text + "' would shadow the keyword '" + let.name.text + "'",
+                  "choose another name");
+      continue;
+    }
+    auto existing = lets_.find(let.name.text);
+    if (existing != lets_.end()) {
+      sink_.Error(Code::kShadowedName, let.name.span,
+                  "let '" + let.name.text + "' shadows an earlier let of the same name",
+                  "lets are defined once per file; rename one");
+      sink_.AddRelated(existing->second.second, "first defined here");
+      continue;
+    }
+    // A let sees only the lets above it, so lets cannot form cycles.
+    std::vector<ast::Atom> atoms = Expand(let.values);
+    lets_[let.name.text] = {std::move(atoms), let.name.span};
+  }
+}
+
+std::vector<ast::Atom> Checker::Expand(const std::vector<ast::Value>& values) {
+  std::vector<ast::Atom> out;
+  for (const ast::Value& v : values) ExpandOne(v, out);
+  return out;
+}
+
+void Checker::ExpandOne(const ast::Value& v, std::vector<ast::Atom>& out) {
+  switch (v.kind) {
+    case ast::ValueKind::kList:
+      for (const ast::Value& item : v.items) ExpandOne(item, out);
+      return;
+    case ast::ValueKind::kWord: {
+      auto it = lets_.find(v.text);
+      if (it != lets_.end()) {
+        for (ast::Atom a : it->second.first) {
+          a.span = v.span;  // point at the use; explain can follow the let
+          out.push_back(std::move(a));
+        }
+        return;
+      }
+      out.push_back({v.kind, v.text, v.span});
+      return;
+    }
+    case ast::ValueKind::kString: {
+      std::string text;
+      if (Interpolate(v, &text)) out.push_back({v.kind, std::move(text), v.span});
+      return;
+    }
+    case ast::ValueKind::kAny:
+    case ast::ValueKind::kLoopback:
+      out.push_back({v.kind, v.text, v.span});
+      return;
+  }
+}
+
+bool Checker::Interpolate(const ast::Value& v, std::string* out) {
+  if (v.pieces.empty()) {
+    *out = v.text;
+    return true;
+  }
+  bool ok = true;
+  for (const ast::StringPiece& piece : v.pieces) {
+    if (!piece.is_ref) {
+      *out += piece.text;
+      continue;
+    }
+    auto it = lets_.find(piece.text);
+    if (it == lets_.end()) {
+      sink_.Error(Code::kUndefinedName, piece.span, "undefined name '" + piece.text + "'",
+                  "define it with `let " + piece.text + " = \"...\"` above this line");
+      ok = false;
+      continue;
+    }
+    const auto& atoms = it->second.first;
+    if (atoms.size() != 1 || atoms[0].kind != ast::ValueKind::kString) {
+      sink_.Error(Code::kBadInterpolation, piece.span,
+                  "'" + piece.text + "' is not a single string and cannot be interpolated",
+                  "use the list as a value of its own");
+      sink_.AddRelated(it->second.second, "defined here");
+      ok = false;
+      continue;
+    }
+    *out += atoms[0].text;
+  }
+  return ok;
+}
+
+std::string Checker::DescribeAtom(const ast::Atom& a) const {
+  switch (a.kind) {
+    case ast::ValueKind::kString:
+      return "a string";
+    case ast::ValueKind::kAny:
+      return "'any'";
+    case ast::ValueKind::kLoopback:
+      return "'loopback'";
+    case ast::ValueKind::kList:
+      return "a list";
+    case ast::ValueKind::kWord:
+      return std::string(DescribeKind(Classify(a.text))) + " '" + a.text + "'";
+  }
+  return "a value";
+}
+
+// The architectures a policy's syscall rules are compiled for: the last
+// explicit `arch` along the extends order (bases first), else x86_64.
+std::vector<Arch> Checker::EffectiveArches(const ast::Policy& policy) {
+  std::vector<const ast::Policy*> order;
+  std::set<const ast::Policy*> seen;
+  std::function<void(const ast::Policy&)> walk = [&](const ast::Policy& p) {
+    if (!seen.insert(&p).second) return;
+    for (auto [f, i] : p.bases) walk(program_.files[f]->policies[i]);
+    order.push_back(&p);
+  };
+  walk(policy);
+  std::vector<Arch> arches = {kDefaultArch};
+  for (const ast::Policy* p : order) {
+    if (!p->syscalls || p->syscalls->arches.empty()) continue;
+    arches.clear();
+    for (const ast::Name& n : p->syscalls->arches) {
+      if (auto a = ParseArch(n.text)) arches.push_back(*a);
+    }
+  }
+  return arches;
+}
+
+void Checker::CheckPolicy(ast::File&, ast::Policy& policy) {
+  if (policy.filesystem) CheckFilesystem(*policy.filesystem);
+  if (policy.network) CheckNetwork(*policy.network);
+  if (policy.syscalls) CheckSyscalls(*policy.syscalls, EffectiveArches(policy));
+  if (policy.process) CheckProcess(*policy.process);
+  if (policy.limits) CheckLimits(*policy.limits);
+  CheckLabels(policy);
+  CheckTargets(policy);
+}
+
+void CheckProgram(Program& program, const SourceManager& sources, DiagnosticSink& sink) {
+  Checker(program, sources, sink).Run();
+}
+
+Program RunFrontend(const std::vector<std::string>& paths, const FrontendOptions& options,
+                    SourceManager& sources, DiagnosticSink& sink) {
+  Program program = LoadProgram(paths, options, sources, sink);
+  CheckProgram(program, sources, sink);
+  sink.SortByLocation();
+  return program;
+}
+
+}  // namespace ward

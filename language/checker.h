@@ -1,0 +1,80 @@
+// Internal to the checker: the shared state of one CheckProgram run. The
+// member functions are spread over check.cc (names, lets, extends, groups),
+// check_sections.cc (filesystem, network, process, limits), check_syscalls.cc
+// and check_targets.cc.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "language/ast.h"
+#include "language/check.h"
+#include "language/syscall_facts.h"
+
+namespace ward {
+
+struct PolicyRef {
+  FileId file = kNoFile;
+  size_t index = 0;
+};
+
+class Checker {
+ public:
+  Checker(Program& program, const SourceManager& sources, DiagnosticSink& sink)
+      : program_(program), sources_(sources), sink_(sink) {}
+  void Run();
+
+ private:
+  // check.cc
+  void CollectNames();
+  void CollectGroups(ast::File& file);
+  void CheckVersion(const ast::File& file);
+  void EvaluateLets(ast::File& file);
+  bool Visible(FileId from, FileId target) const;
+  void ResolveExtends(ast::File& file);
+  void CheckExtendsCycles();
+  void CheckGroups();
+  std::vector<Arch> EffectiveArches(const ast::Policy& policy);
+  void CheckPolicy(ast::File& file, ast::Policy& policy);
+  // Substitutes lets, interpolates strings and flattens lists.
+  std::vector<ast::Atom> Expand(const std::vector<ast::Value>& values);
+  void ExpandOne(const ast::Value& value, std::vector<ast::Atom>& out);
+  bool Interpolate(const ast::Value& value, std::string* out);
+  std::string DescribeAtom(const ast::Atom& atom) const;
+
+  // check_sections.cc
+  void CheckFilesystem(ast::FilesystemSection& section);
+  bool NormalisePath(const ast::Atom& atom, std::string* out);
+  void CheckNetwork(ast::NetworkSection& section);
+  void CheckUnixRule(ast::NetRule& rule);
+  void CheckPeers(ast::NetRule& rule);
+  void CheckPorts(ast::NetRule& rule);
+  bool CheckDomain(const ast::Atom& atom, ast::Peer* peer);
+  void CheckProcess(ast::ProcessSection& section);
+  void CheckLimits(ast::LimitsSection& section);
+  void CheckLabels(ast::Policy& policy);
+
+  // check_syscalls.cc
+  void CheckSyscalls(ast::SyscallsSection& section, const std::vector<Arch>& arches);
+  void CheckAction(ast::SysAction& action);
+  void CheckTarget(const ast::SysTarget& target, const std::vector<Arch>& arches);
+  void CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
+                      const std::vector<Arch>& arches);
+  bool EvaluateExpr(ast::Expr& expr, Arch arch);
+
+  // check_targets.cc
+  void CheckTargets(ast::Policy& policy);
+
+  Program& program_;
+  const SourceManager& sources_;
+  DiagnosticSink& sink_;
+
+  std::map<std::string, PolicyRef> policies_;
+  std::map<std::string, std::pair<FileId, size_t>> groups_;  // name with '@'
+  // Lets of the file being checked: name -> (atoms, definition span).
+  std::map<std::string, std::pair<std::vector<ast::Atom>, Span>> lets_;
+};
+
+}  // namespace ward

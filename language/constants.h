@@ -1,0 +1,33 @@
+// Named constants a policy may use in syscall conditions and actions:
+// errno names, AF_*, SOCK_*, CLONE_*, IPPROTO_*, PR_*, PROT_*, MS_*, MSG_*,
+// F_*, SIG*, PER_* and capabilities. Values come from the system headers.
+// Only families whose values are the same on every supported architecture
+// are offered (O_*, MAP_* and ioctl numbers differ, e.g. on arm and ppc64le:
+// write those as numbers).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "language/syscall_facts.h"
+
+namespace ward {
+
+std::optional<uint64_t> LookupConstant(std::string_view name, Arch arch);
+// The errno value for a name such as "EPERM" (glibc's strerrorname_np).
+std::optional<int> LookupErrno(std::string_view name);
+// The capability number for "CAP_SYS_ADMIN", or nullopt.
+std::optional<int> LookupCapability(std::string_view name);
+
+// Candidates for "did you mean" hints.
+std::vector<std::string> ConstantNames();
+std::vector<std::string> ErrnoNames();
+std::vector<std::string> CapabilityNames();
+
+// The candidate closest to `name` by edit distance, when close enough to be a
+// plausible typo; empty otherwise.
+std::string ClosestMatch(std::string_view name, const std::vector<std::string>& candidates);
+
+}  // namespace ward

@@ -1,0 +1,180 @@
+// Rendering of a DiagnosticSink as text or JSON (declared in diagnostics.h).
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "language/diagnostics.h"
+
+namespace ward {
+namespace {
+
+constexpr const char* kBold = "\033[1m";
+constexpr const char* kRed = "\033[1;31m";
+constexpr const char* kYellow = "\033[1;33m";
+constexpr const char* kCyan = "\033[1;36m";
+constexpr const char* kGreen = "\033[1;32m";
+constexpr const char* kReset = "\033[0m";
+
+const char* SeverityName(Severity s) {
+  switch (s) {
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kNote:
+      return "note";
+  }
+  return "error";
+}
+
+const char* SeverityColor(Severity s) {
+  switch (s) {
+    case Severity::kError:
+      return kRed;
+    case Severity::kWarning:
+      return kYellow;
+    case Severity::kNote:
+      return kCyan;
+  }
+  return kRed;
+}
+
+class TextRenderer {
+ public:
+  TextRenderer(const SourceManager& sources, const RenderOptions& options)
+      : sources_(sources), color_(options.color) {}
+
+  void Render(const Diagnostic& d) {
+    size_t width = GutterWidth(d);
+    Header(d.span, d.severity, std::string(SeverityName(d.severity)) + "[" +
+                                   std::string(CodeString(d.code)) + "]",
+           d.message);
+    Excerpt(d.span, width);
+    for (const Related& r : d.related) {
+      Header(r.span, Severity::kNote, "note", r.message);
+      Excerpt(r.span, width);
+    }
+    if (!d.hint.empty()) {
+      out_ += std::string(width + 1, ' ') + "= " + Paint(kBold, "hint") + ": " + d.hint + "\n";
+    }
+  }
+
+  std::string Take() { return std::move(out_); }
+
+ private:
+  std::string Paint(const char* color, const std::string& s) const {
+    return color_ ? std::string(color) + s + kReset : s;
+  }
+
+  size_t GutterWidth(const Diagnostic& d) const {
+    uint32_t max_line = 0;
+    auto consider = [&](Span s) {
+      if (s.valid()) max_line = std::max(max_line, sources_.LocationOf(s.file, s.begin).line);
+    };
+    consider(d.span);
+    for (const Related& r : d.related) consider(r.span);
+    return std::to_string(max_line).size();
+  }
+
+  void Header(Span span, Severity severity, const std::string& label, const std::string& message) {
+    std::string where;
+    if (span.valid()) {
+      Location loc = sources_.LocationOf(span.file, span.begin);
+      where = sources_.file(span.file).display_path + ":" + std::to_string(loc.line) + ":" +
+              std::to_string(loc.column) + ": ";
+    }
+    out_ += Paint(kBold, where) + Paint(SeverityColor(severity), label) + ": " +
+            Paint(kBold, message) + "\n";
+  }
+
+  void Excerpt(Span span, size_t width) {
+    if (!span.valid()) return;
+    Location loc = sources_.LocationOf(span.file, span.begin);
+    std::string_view line = sources_.LineText(span.file, loc.line);
+    std::string number = std::to_string(loc.line);
+    out_ += std::string(width - number.size() + 1, ' ') + number + " | ";
+    out_ += std::string(line) + "\n";
+    // Pad under the characters before the span, keeping tabs so the caret
+    // lines up whatever the tab width.
+    std::string pad;
+    uint32_t col = 1;
+    for (size_t i = 0; i < line.size() && col < loc.column; ++i) {
+      unsigned char c = static_cast<unsigned char>(line[i]);
+      if ((c & 0xC0) == 0x80) continue;
+      pad += c == '\t' ? '\t' : ' ';
+      ++col;
+    }
+    // Underline up to the end of the span or of the line.
+    size_t chars = 0;
+    std::string_view text = sources_.Text(span);
+    for (unsigned char c : text) {
+      if (c == '\n' || c == '\r') break;
+      if ((c & 0xC0) != 0x80) ++chars;
+    }
+    std::string marks = "^" + std::string(chars > 1 ? chars - 1 : 0, '~');
+    out_ += std::string(width + 1, ' ') + " | " + pad + Paint(kGreen, marks) + "\n";
+  }
+
+  const SourceManager& sources_;
+  bool color_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string RenderTextOne(const SourceManager& sources, const Diagnostic& d,
+                          const RenderOptions& options) {
+  TextRenderer r(sources, options);
+  r.Render(d);
+  return r.Take();
+}
+
+std::string RenderText(const SourceManager& sources, const DiagnosticSink& sink,
+                       const RenderOptions& options) {
+  TextRenderer r(sources, options);
+  for (const Diagnostic& d : sink.diagnostics()) r.Render(d);
+  return r.Take();
+}
+
+std::string RenderJson(const SourceManager& sources, const DiagnosticSink& sink) {
+  using nlohmann::ordered_json;
+  auto place = [&](ordered_json& j, Span span) {
+    if (!span.valid()) return;
+    Location b = sources.LocationOf(span.file, span.begin);
+    Location e = sources.LocationOf(span.file, std::max(span.begin, span.end));
+    j["file"] = sources.file(span.file).display_path;
+    j["line"] = b.line;
+    j["column"] = b.column;
+    j["end_line"] = e.line;
+    j["end_column"] = e.column;
+  };
+  ordered_json list = ordered_json::array();
+  for (const Diagnostic& d : sink.diagnostics()) {
+    ordered_json j;
+    j["code"] = std::string(CodeString(d.code));
+    j["severity"] = SeverityName(d.severity);
+    j["message"] = d.message;
+    place(j, d.span);
+    if (!d.hint.empty()) j["hint"] = d.hint;
+    if (!d.related.empty()) {
+      ordered_json rel = ordered_json::array();
+      for (const Related& r : d.related) {
+        ordered_json rj;
+        rj["message"] = r.message;
+        place(rj, r.span);
+        rel.push_back(std::move(rj));
+      }
+      j["related"] = std::move(rel);
+    }
+    list.push_back(std::move(j));
+  }
+  ordered_json root;
+  root["version"] = 1;
+  root["diagnostics"] = std::move(list);
+  root["errors"] = sink.error_count();
+  root["warnings"] = sink.warning_count();
+  // Invalid UTF-8 in messages (quoted source bytes) is replaced, never thrown.
+  return root.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace ward

@@ -1,0 +1,173 @@
+#include "language/loader.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "language/parser.h"
+
+namespace ward {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool IsDirectory(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+class Loader {
+ public:
+  Loader(const FrontendOptions& options, SourceManager& sources, DiagnosticSink& sink,
+         Program& program)
+      : options_(options), sources_(sources), sink_(sink), program_(program) {}
+
+  void Run(const std::vector<std::string>& paths) {
+    program_.std_dir = FindStdDir(options_);
+    if (program_.std_dir.empty()) {
+      sink_.Error(Code::kStdNotFound, {}, "the Ward standard library (std/) was not found",
+                  "pass --std DIR or set WARD_STD to the policies/std folder");
+    } else {
+      program_.std_syscalls = Load(program_.std_dir + "/syscalls.ward", {}, true);
+    }
+    for (const std::string& p : paths) {
+      FileId id = Load(p, {}, false);
+      if (id != kNoFile) program_.roots.push_back(id);
+    }
+  }
+
+ private:
+  // Loads one file (and, recursively, its imports); `from` is the import
+  // span, invalid for command-line files.
+  FileId Load(const std::string& path, Span from, bool is_std) {
+    std::string text;
+    std::string real;
+    if (!Read(path, from, &text, &real)) return kNoFile;
+    FileId existing = sources_.Find(real);
+    if (existing != kNoFile) {
+      for (size_t i = 0; i < stack_.size(); ++i) {
+        if (stack_[i].file == existing) ReportCycle(i, from);
+      }
+      return existing;
+    }
+    FileId id = sources_.Add(path, real, std::move(text));
+    program_.files.resize(sources_.size());
+    std::optional<ast::File> file = ParseFile(sources_, id, sink_);
+    if (!file) return id;
+    file->is_std = is_std;
+    stack_.push_back({id, from});
+    for (ast::Import& imp : file->imports) {
+      std::string target = Resolve(imp.path, real, imp.path_span);
+      if (!target.empty()) {
+        imp.resolved = Load(target, imp.path_span, is_std || imp.path.rfind("std/", 0) == 0);
+      }
+    }
+    stack_.pop_back();
+    program_.files[id] = std::move(file);
+    return id;
+  }
+
+  bool Read(const std::string& path, Span from, std::string* text, std::string* real) {
+    auto fail = [&](const std::string& why) {
+      sink_.Error(Code::kCannotRead, from, "cannot read '" + path + "': " + why);
+      return false;
+    };
+    if (IsDirectory(path)) return fail("is a directory");
+    std::error_code ec;
+    fs::path canonical = fs::canonical(path, ec);
+    if (ec) return fail(ec.message());
+    struct stat st;
+    if (stat(canonical.c_str(), &st) != 0) return fail(std::strerror(errno));
+    if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
+      sink_.Error(Code::kFileTooLarge, from,
+                  "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the limit is " +
+                      std::to_string(kMaxFileBytes));
+      return false;
+    }
+    std::ifstream in(canonical, std::ios::binary);
+    if (!in) return fail(std::strerror(errno));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    *text = ss.str();
+    *real = canonical.string();
+    return true;
+  }
+
+  // `std/x` resolves in the standard library; other paths relative to the
+  // importing file's folder.
+  std::string Resolve(const std::string& import, const std::string& importer, Span span) {
+    if (import.rfind("std/", 0) == 0) {
+      if (program_.std_dir.empty()) {
+        sink_.Error(Code::kStdNotFound, span, "cannot import '" + import +
+                                                  "': the standard library was not found",
+                    "pass --std DIR or set WARD_STD");
+        return {};
+      }
+      return program_.std_dir + "/" + import.substr(4);
+    }
+    if (import.empty()) {
+      sink_.Error(Code::kCannotRead, span, "empty import path");
+      return {};
+    }
+    if (import[0] == '/') return import;
+    return (fs::path(importer).parent_path() / import).string();
+  }
+
+  void ReportCycle(size_t start, Span from) {
+    sink_.Error(Code::kImportCycle, from, "import cycle",
+                "move the shared policies into a file both can import");
+    for (size_t i = start + 1; i < stack_.size() && i < start + 1 + DiagnosticSink::kMaxRelated;
+         ++i) {
+      sink_.AddRelated(stack_[i].from, "imported from here");
+    }
+  }
+
+  struct Frame {
+    FileId file;
+    Span from;
+  };
+
+  const FrontendOptions& options_;
+  SourceManager& sources_;
+  DiagnosticSink& sink_;
+  Program& program_;
+  std::vector<Frame> stack_;
+};
+
+std::string ExecutableDir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+}  // namespace
+
+std::string FindStdDir(const FrontendOptions& options) {
+  std::vector<std::string> candidates;
+  if (!options.std_dir.empty()) return IsDirectory(options.std_dir) ? options.std_dir : "";
+  if (const char* env = std::getenv("WARD_STD"); env && *env) {
+    return IsDirectory(env) ? env : "";
+  }
+  std::string dir = ExecutableDir();
+  if (!dir.empty() && IsDirectory(dir + "/../share/ward/std")) {
+    std::error_code ec;
+    return fs::canonical(dir + "/../share/ward/std", ec).string();
+  }
+  return {};
+}
+
+Program LoadProgram(const std::vector<std::string>& paths, const FrontendOptions& options,
+                    SourceManager& sources, DiagnosticSink& sink) {
+  Program program;
+  Loader(options, sources, sink, program).Run(paths);
+  program.files.resize(sources.size());
+  return program;
+}
+
+}  // namespace ward

@@ -1,0 +1,54 @@
+// Source files and spans. Every AST node and diagnostic points into a file
+// held here by byte offsets; line and column are computed only when rendered.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ward {
+
+using FileId = uint32_t;
+inline constexpr FileId kNoFile = UINT32_MAX;
+
+// A half-open byte range [begin, end) in one source file.
+struct Span {
+  FileId file = kNoFile;
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool valid() const { return file != kNoFile; }
+};
+
+// A 1-based line and column; the column counts UTF-8 characters.
+struct Location {
+  uint32_t line = 0;
+  uint32_t column = 0;
+};
+
+struct SourceFile {
+  std::string display_path;  // as given by the user or the import
+  std::string real_path;     // canonical, for de-duplicating imports
+  std::string text;
+  std::vector<uint32_t> line_starts;  // byte offset of every line
+};
+
+class SourceManager {
+ public:
+  // Adds a file whose text is already in memory; returns its id.
+  FileId Add(std::string display_path, std::string real_path, std::string text);
+  const SourceFile& file(FileId id) const { return files_[id]; }
+  size_t size() const { return files_.size(); }
+  // The file with this real path, or kNoFile.
+  FileId Find(std::string_view real_path) const;
+
+  Location LocationOf(FileId id, uint32_t offset) const;
+  // The text of the given 1-based line, without its line break.
+  std::string_view LineText(FileId id, uint32_t line) const;
+  std::string_view Text(Span span) const;
+
+ private:
+  std::vector<SourceFile> files_;
+};
+
+}  // namespace ward

@@ -1,0 +1,45 @@
+// Facts about system calls the checker needs: architectures, names per
+// architecture (libseccomp's resolver), and every parameter's C type (a table
+// generated from the kernel's tracefs formats, facts/syscall_signatures.inc).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ward {
+
+enum class Arch { kX86_64, kX86, kAarch64, kArm, kRiscv64, kPpc64le, kS390x };
+
+inline constexpr Arch kDefaultArch = Arch::kX86_64;
+
+std::span<const Arch> AllArches();
+std::string_view ArchName(Arch arch);  // libseccomp's spelling: "x86_64", "x86", ...
+std::optional<Arch> ParseArch(std::string_view name);
+int ArchBits(Arch arch);  // 64 or 32: the width of `long` and pointers
+
+// The syscall's number on `arch`, or nullopt when it does not exist there.
+std::optional<int> SyscallNumber(Arch arch, std::string_view name);
+bool SyscallExistsAnywhere(std::string_view name);
+// Every syscall name known on some architecture, sorted (for suggestions).
+const std::vector<std::string>& AllSyscallNames();
+
+enum class ParamKind { kScalar, kPointer, kUnknown };
+
+struct ParamType {
+  ParamKind kind = ParamKind::kUnknown;
+  int bits = 0;  // 16, 32 or 64 for scalars
+  bool is_signed = false;
+  std::string c_type;
+};
+
+// The C types of the syscall's parameters, or nullopt when the table has no
+// entry (the syscall does not exist on the kernel it was generated from).
+std::optional<std::vector<std::string>> SyscallSignature(std::string_view name);
+// How `arch` passes a parameter of this C type.
+ParamType ClassifyParam(std::string_view c_type, Arch arch);
+
+}  // namespace ward
