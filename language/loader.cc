@@ -78,6 +78,12 @@ class Loader {
       sink_.Error(Code::kCannotRead, from, "cannot read '" + path + "': " + why);
       return false;
     };
+    std::string normal = fs::path(path).lexically_normal().string();
+    if (auto it = options_.memory_files.find(normal); it != options_.memory_files.end()) {
+      *text = it->second;
+      *real = normal;
+      return true;
+    }
     if (IsDirectory(path)) return fail("is a directory");
     std::error_code ec;
     fs::path canonical = fs::canonical(path, ec);
@@ -149,7 +155,6 @@ std::string ExecutableDir() {
 }  // namespace
 
 std::string FindStdDir(const FrontendOptions& options) {
-  std::vector<std::string> candidates;
   if (!options.std_dir.empty()) return IsDirectory(options.std_dir) ? options.std_dir : "";
   if (const char* env = std::getenv("WARD_STD"); env && *env) {
     return IsDirectory(env) ? env : "";

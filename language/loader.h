@@ -2,6 +2,7 @@
 // everything they import (relative paths and `std/`), parsing each once.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,10 @@ namespace ward {
 
 struct FrontendOptions {
   std::string std_dir;  // --std; empty: $WARD_STD, then beside the binary
+  // Files served from memory instead of the disk, by normalised path (tests,
+  // the fuzzer, and later the agent's bundles). Relative keys resolve
+  // relative imports among themselves.
+  std::map<std::string, std::string> memory_files;
 };
 
 // All files of one run. `files` is indexed by FileId; a file that failed to
