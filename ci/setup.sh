@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Ward needs to build and test. Idempotent;
+# run as root. Later issues add their libraries here.
+set -euo pipefail
+
+packages=(
+  # toolchain
+  g++ clang libclang-rt-14-dev cmake ninja-build pkg-config python3
+  # the language front end
+  antlr4 libantlr4-runtime-dev
+  # facts and the command line
+  libseccomp-dev libcli11-dev nlohmann-json3-dev
+  # tests
+  catch2
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "ci/setup.sh: all ${#packages[@]} packages present"
+  exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

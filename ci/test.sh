@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# README command 2: set up, build, and run the whole test suite.
+#
+# One sanitizer build (gcc, ASan+UBSan) runs every CTest test; a clang build
+# makes only the libFuzzer target, whose bounded run goes in parallel. Fails
+# when any test fails, when no test ran, or, with CI=true, when any test was
+# skipped (a skipped root test is a hole in CI, not a pass).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+ci/setup.sh
+jobs=$(nproc)
+
+cmake --preset asan >/dev/null
+cmake --build build/asan -j"$jobs"
+cmake --preset fuzz >/dev/null
+cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend
+
+logs=$(mktemp -d)
+status=0
+# The fuzz run is one test in its own tree; it uses one core while the suite
+# uses the rest.
+(cd build/fuzz && ctest -R '^fuzz_' --output-on-failure >"$logs/fuzz.log" 2>&1) &
+fuzz_pid=$!
+(cd build/asan && ctest -j"$jobs" --output-on-failure -E '^fuzz_' >"$logs/suite.log" 2>&1) ||
+  status=1
+wait "$fuzz_pid" || status=1
+
+cat "$logs/suite.log" "$logs/fuzz.log"
+
+summary() {
+  grep -E '^[0-9]+% tests passed' "$1" || true
+}
+for log in "$logs/suite.log" "$logs/fuzz.log"; do
+  if grep -q "No tests were found" "$log" || [ -z "$(summary "$log")" ]; then
+    echo "ci/test.sh: no tests ran ($(basename "$log"))" >&2
+    status=1
+  fi
+  if [ "${CI:-}" = "true" ] && grep -q '(Skipped)' "$log"; then
+    echo "ci/test.sh: tests were skipped under CI=true:" >&2
+    grep '(Skipped)' "$log" >&2
+    status=1
+  fi
+done
+
+passed=$(cat "$logs"/*.log | sed -nE 's/^[0-9]+% tests passed, ([0-9]+) tests failed out of ([0-9]+)/\2 \1/p' |
+  awk '{total += $1; failed += $2} END {print total - failed, failed}')
+skipped=$(cat "$logs"/*.log | grep -c '(Skipped)' || true)
+read -r npass nfail <<<"$passed"
+echo "ci/test.sh: ${npass} passed, ${nfail} failed, ${skipped} skipped"
+exit "$status"

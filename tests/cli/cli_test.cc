@@ -1,0 +1,123 @@
+// The `ward` binary as a user runs it: exit codes, streams, formats, colour.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+struct Run {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `ward ARGS` through the shell, capturing stdout and stderr apart.
+Run Ward(const std::string& args, const std::string& env = "") {
+  static int counter = 0;
+  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string out_file = dir + "/out" + std::to_string(counter);
+  std::string err_file = dir + "/err" + std::to_string(counter++);
+  std::string cmd = env + " " + WARD_BINARY + " " + args + " >" + out_file + " 2>" + err_file;
+  int raw = std::system(cmd.c_str());
+  Run r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  auto slurp = [](const std::string& f) {
+    std::ifstream in(f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+const std::string kStd = std::string("WARD_STD=") + WARD_SOURCE_DIR + "/policies/std";
+
+}  // namespace
+
+TEST_CASE("check: a valid policy exits 0 and prints a summary on stdout") {
+  std::string p = WriteTemp("ok.ward", "policy p { filesystem { allow read \"/usr\" } }\n");
+  Run r = Ward("check " + p, kStd);
+  CHECK(r.status == 0);
+  CHECK(r.out == "checked 1 file, 1 policy: 0 errors, 0 warnings\n");
+  CHECK(r.err.empty());
+}
+
+TEST_CASE("check: an invalid policy exits 1 with diagnostics on stderr") {
+  std::string p = WriteTemp("bad.ward", "policy p {\n  limits { pids lots }\n}\n");
+  Run r = Ward("check --color never " + p, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.out == "checked 1 file, 1 policy: 1 error, 0 warnings\n");
+  CHECK(r.err == p + ":2:17: error[W1008]: 'pids' expects a whole number, found a name 'lots'\n"
+                     " 2 |   limits { pids lots }\n"
+                     "   |                 ^~~~\n");
+}
+
+TEST_CASE("check: --format json writes the diagnostics to stdout") {
+  std::string p = WriteTemp("bad2.ward", "policy p { network { allow tcp to any port 0 } }\n");
+  Run r = Ward("check --format json " + p, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.err.empty());
+  CHECK(r.out.find("\"version\": 1") != std::string::npos);
+  CHECK(r.out.find("\"code\": \"W1019\"") != std::string::npos);
+  CHECK(r.out.find("\"column\": 44") != std::string::npos);
+}
+
+TEST_CASE("check: usage errors and missing files exit 2") {
+  CHECK(Ward("check", kStd).status == 2);
+  CHECK(Ward("check --format xml x.ward", kStd).status == 2);
+  Run missing = Ward("check /nonexistent/policy.ward", kStd);
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "ward: /nonexistent/policy.ward: no such file or directory\n");
+  CHECK(Ward("frobnicate", kStd).status == 2);
+}
+
+TEST_CASE("check: a missing standard library is an operational failure") {
+  std::string p = WriteTemp("ok2.ward", "policy p {}\n");
+  Run r = Ward("check --color never --std /nonexistent " + p);
+  CHECK(r.status == 2);
+  CHECK(r.err == "error[W1032]: the Ward standard library (std/) was not found\n"
+                 "  = hint: pass --std DIR or set WARD_STD to the policies/std folder\n");
+}
+
+TEST_CASE("check: folders expand to the .ward files below them") {
+  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-dir-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir + "/sub");
+  std::ofstream(dir + "/a.ward") << "policy a {}\n";
+  std::ofstream(dir + "/sub/b.ward") << "policy b extends a {}\nimport \"../a.ward\"\n";
+  std::ofstream(dir + "/notes.txt") << "not a policy";
+  Run r = Ward("check " + dir, kStd);
+  CHECK(r.out == "checked 2 files, 2 policies: 0 errors, 0 warnings\n");
+  CHECK(r.status == 0);
+}
+
+TEST_CASE("colour: only on request or on a terminal, and never with NO_COLOR") {
+  std::string p = WriteTemp("bad3.ward", "policy p { limits { pids x } }\n");
+  CHECK(Ward("check " + p, kStd).err.find("\033[") == std::string::npos);  // not a TTY
+  CHECK(Ward("check --color always " + p, kStd).err.find("\033[1;31merror") != std::string::npos);
+  CHECK(Ward("check --color never " + p, kStd).err.find("\033[") == std::string::npos);
+}
+
+TEST_CASE("--version and help") {
+  Run v = Ward("--version");
+  CHECK(v.status == 0);
+  CHECK(v.out.rfind("ward 0.1.0\n", 0) == 0);
+  Run h = Ward("help check");
+  CHECK(h.status == 0);
+  CHECK(h.out.find("Parse and check policies") != std::string::npos);
+  CHECK(Ward("help nosuch").status == 2);
+  CHECK(Ward("check -h").status == 0);
+}
