@@ -7,11 +7,20 @@
 
 namespace ward {
 
+// A rule whose values expand to nothing (`[]`, or a let of `[]`) is refused:
+// it either does nothing or, for ports, would read as "all".
+void Checker::ReportEmpty(Span span, const char* what) {
+  sink_.Error(Code::kEmptyList, span, std::string("empty list of ") + what,
+              "remove the rule, or name at least one value");
+}
+
 // ---- filesystem ---------------------------------------------------------
 
 void Checker::CheckFilesystem(ast::FilesystemSection& section) {
   for (ast::FsRule& rule : section.rules) {
-    for (const ast::Atom& atom : Expand(rule.raw)) {
+    std::vector<ast::Atom> atoms = Expand(rule.raw);
+    if (atoms.empty()) ReportEmpty(rule.span, "paths");
+    for (const ast::Atom& atom : atoms) {
       if (atom.kind != ast::ValueKind::kString) {
         if (atom.kind == ast::ValueKind::kWord && IsIdentifier(atom.text)) {
           sink_.Error(Code::kUndefinedName, atom.span, "undefined name '" + atom.text + "'",
@@ -84,7 +93,9 @@ void Checker::CheckNetwork(ast::NetworkSection& section) {
 }
 
 void Checker::CheckUnixRule(ast::NetRule& rule) {
-  for (const ast::Atom& atom : Expand(rule.raw_peers)) {
+  std::vector<ast::Atom> sockets = Expand(rule.raw_peers);
+  if (sockets.empty()) ReportEmpty(rule.span, "sockets");
+  for (const ast::Atom& atom : sockets) {
     if (atom.kind != ast::ValueKind::kString) {
       sink_.Error(Code::kTypeMismatch, atom.span,
                   "expected a unix socket (a string: \"/path\" or \"@name\"), found " +
@@ -132,7 +143,9 @@ void Checker::CheckPeers(ast::NetRule& rule) {
                         : "write `allow ingress ... from ...` for incoming connections");
     return;
   }
-  for (const ast::Atom& atom : Expand(rule.raw_peers)) {
+  std::vector<ast::Atom> peers = Expand(rule.raw_peers);
+  if (peers.empty()) ReportEmpty(rule.peer_keyword_span, "addresses");
+  for (const ast::Atom& atom : peers) {
     ast::Peer peer;
     peer.span = atom.span;
     switch (atom.kind) {
@@ -239,7 +252,10 @@ void Checker::CheckPorts(ast::NetRule& rule) {
                 "remove the port, or use tcp or udp");
     return;
   }
-  for (const ast::Atom& atom : Expand(rule.raw_ports)) {
+  std::vector<ast::Atom> ports = Expand(rule.raw_ports);
+  // An empty port list would read as "every port": refuse it.
+  if (ports.empty()) ReportEmpty(rule.ports_keyword_span, "ports");
+  for (const ast::Atom& atom : ports) {
     std::string error;
     LiteralKind kind = atom.kind == ast::ValueKind::kWord ? Classify(atom.text)
                                                           : LiteralKind::kOther;
@@ -273,6 +289,7 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
       caps.all = true;
       continue;
     }
+    if (atoms.empty()) ReportEmpty(caps.span, "capabilities");
     std::set<std::string> seen;
     for (const ast::Atom& a : atoms) {
       if (a.kind != ast::ValueKind::kWord || !LookupCapability(a.text)) {
@@ -304,7 +321,9 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
     }
   }
   for (ast::ProcessSection::Env& env : section.env) {
-    for (const ast::Atom& a : Expand(env.raw)) {
+    std::vector<ast::Atom> names = Expand(env.raw);
+    if (names.empty()) ReportEmpty(env.span, "variable names");
+    for (const ast::Atom& a : names) {
       bool ok = a.kind == ast::ValueKind::kString && !a.text.empty();
       for (size_t i = 0; ok && i < a.text.size(); ++i) {
         unsigned char c = static_cast<unsigned char>(a.text[i]);

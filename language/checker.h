@@ -45,6 +45,7 @@ class Checker {
   std::string DescribeAtom(const ast::Atom& atom) const;
 
   // check_sections.cc
+  void ReportEmpty(Span span, const char* what);
   void CheckFilesystem(ast::FilesystemSection& section);
   bool NormalisePath(const ast::Atom& atom, std::string* out);
   void CheckNetwork(ast::NetworkSection& section);
