@@ -34,10 +34,9 @@ int RunCheck(const CheckFlags& flags) {
       if (const ast::File* f = program.file(id)) policies += f->policies.size();
     }
     std::cout << "checked " << paths.size() << " file" << (paths.size() == 1 ? "" : "s") << ", "
-              << policies << " polic" << (policies == 1 ? "y" : "ies") << ": "
-              << sink.error_count() << " error" << (sink.error_count() == 1 ? "" : "s") << ", "
-              << sink.warning_count() << " warning" << (sink.warning_count() == 1 ? "" : "s")
-              << "\n";
+              << policies << " polic" << (policies == 1 ? "y" : "ies") << ": " << sink.error_count()
+              << " error" << (sink.error_count() == 1 ? "" : "s") << ", " << sink.warning_count()
+              << " warning" << (sink.warning_count() == 1 ? "" : "s") << "\n";
   }
   return sink.has_errors() ? kFound : kOk;
 }
@@ -47,10 +46,10 @@ int RunCheck(const CheckFlags& flags) {
 void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand("check", "Parse and check policies; print diagnostics");
-  cmd->add_option("files", flags->files, "policy files or folders (every .ward below)")
-      ->required();
-  cmd->add_option("--std", flags->std_dir, "standard library folder (default: $WARD_STD, "
-                                           "then share/ward/std beside the binary)");
+  cmd->add_option("files", flags->files, "policy files or folders (every .ward below)")->required();
+  cmd->add_option("--std", flags->std_dir,
+                  "standard library folder (default: $WARD_STD, "
+                  "then share/ward/std beside the binary)");
   cmd->add_option("--format", flags->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

@@ -1,5 +1,6 @@
 #include "language/constants.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/sched.h>
@@ -149,11 +150,21 @@ std::optional<uint64_t> LookupConstant(std::string_view name, Arch) {
 }
 
 std::optional<int> LookupErrno(std::string_view name) {
-  for (int e = 1; e < 4096; ++e) {
-    const char* n = strerrorname_np(e);
-    if (n && name == n) return e;
-  }
-  return std::nullopt;
+  static const std::map<std::string, int, std::less<>> table = [] {
+    std::map<std::string, int, std::less<>> t;
+    for (int e = 1; e < 4096; ++e) {
+      // Aliases (EWOULDBLOCK for EAGAIN) share a number; the first name wins.
+      if (const char* n = strerrorname_np(e)) t.emplace(n, e);
+    }
+    // glibc names each number once; these aliases are just as common.
+    t.emplace("EWOULDBLOCK", EWOULDBLOCK);
+    t.emplace("EDEADLOCK", EDEADLOCK);
+    t.emplace("ENOTSUP", ENOTSUP);
+    return t;
+  }();
+  auto it = table.find(name);
+  if (it == table.end()) return std::nullopt;
+  return it->second;
 }
 
 std::optional<int> LookupCapability(std::string_view name) {

@@ -19,7 +19,8 @@ struct Run {
 // Runs `ward ARGS` through the shell, capturing stdout and stderr apart.
 Run Ward(const std::string& args, const std::string& env = "") {
   static int counter = 0;
-  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string out_file = dir + "/out" + std::to_string(counter);
   std::string err_file = dir + "/err" + std::to_string(counter++);
@@ -37,7 +38,8 @@ Run Ward(const std::string& args, const std::string& env = "") {
 }
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
   std::string path = dir + "/" + name;
   std::ofstream(path) << text;
@@ -89,12 +91,14 @@ TEST_CASE("check: a missing standard library is an operational failure") {
   std::string p = WriteTemp("ok2.ward", "policy p {}\n");
   Run r = Ward("check --color never --std /nonexistent " + p);
   CHECK(r.status == 2);
-  CHECK(r.err == "error[W1032]: the Ward standard library (std/) was not found\n"
-                 "  = hint: pass --std DIR or set WARD_STD to the policies/std folder\n");
+  CHECK(r.err ==
+        "error[W1032]: the Ward standard library (std/) was not found\n"
+        "  = hint: pass --std DIR or set WARD_STD to the policies/std folder\n");
 }
 
 TEST_CASE("check: folders expand to the .ward files below them") {
-  std::string dir = std::filesystem::temp_directory_path() / ("ward-cli-dir-" + std::to_string(getpid()));
+  std::string dir =
+      std::filesystem::temp_directory_path() / ("ward-cli-dir-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir + "/sub");
   std::ofstream(dir + "/a.ward") << "policy a {}\n";
   std::ofstream(dir + "/sub/b.ward") << "policy b extends a {}\nimport \"../a.ward\"\n";
