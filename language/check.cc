@@ -9,6 +9,14 @@
 namespace ward {
 
 void Checker::Run() {
+  incomplete_ = program_.std_syscalls == kNoFile;
+  for (const auto& f : program_.files) {
+    if (!f) {
+      incomplete_ = true;
+      continue;
+    }
+    for (const ast::Import& imp : f->imports) incomplete_ |= imp.resolved == kNoFile;
+  }
   CollectNames();
   for (auto& f : program_.files) {
     if (f) CheckVersion(*f);
@@ -92,14 +100,17 @@ void Checker::ResolveExtends(ast::File& file) {
     for (const auto& [name, ref] : policies_) {
       if (name != p.name.text) names.push_back(name);
     }
-    std::set<std::string> seen;
+    std::map<std::string, Span> seen;
     for (const ast::Name& base : p.extends) {
-      if (!seen.insert(base.text).second) {
+      auto [first, inserted] = seen.emplace(base.text, base.span);
+      if (!inserted) {
         sink_.Error(Code::kDuplicateEntry, base.span,
                     "'" + base.text + "' is listed twice in extends");
+        sink_.AddRelated(first->second, "first listed here");
         continue;
       }
       auto it = policies_.find(base.text);
+      if (it == policies_.end() && incomplete_) continue;
       if (it == policies_.end()) {
         std::string close = ClosestMatch(base.text, names);
         sink_.Error(Code::kUnknownPolicy, base.span, "unknown policy '" + base.text + "'",
@@ -137,8 +148,9 @@ void Checker::CheckExtendsCycles() {
       if (c == 1) {
         const ast::Policy& target = program_.files[next.first]->policies[next.second];
         sink_.Error(Code::kExtendsCycle, via ? via->span : p.name.span,
-                    "policy '" + p.name.text + "' extends itself through '" +
-                        target.name.text + "'",
+                    &target == &p ? "policy '" + p.name.text + "' extends itself"
+                                  : "policy '" + p.name.text + "' extends itself through '" +
+                                        target.name.text + "'",
                     "remove one of the extends");
         for (auto it = path.rbegin(); it != path.rend(); ++it) {
           if (it->second) sink_.AddRelated(it->second->span, "extended here");
@@ -179,6 +191,7 @@ void Checker::CheckGroups() {
         continue;
       }
       auto it = groups_.find(m.name);
+      if (it == groups_.end() && incomplete_) continue;
       if (it == groups_.end()) {
         sink_.Error(Code::kUnknownGroup, m.span, "unknown group '" + m.name + "'");
         continue;
@@ -201,10 +214,12 @@ void Checker::CheckGroups() {
 
 void Checker::EvaluateLets(ast::File& file) {
   lets_.clear();
+  broken_lets_.clear();
   static const std::set<std::string> kReserved = {"any", "loopback", "all"};
   for (const ast::Let& let : file.lets) {
     if (!IsIdentifier(let.name.text)) {
-      sink_.Error(Code::kInvalidName, let.name.span, "invalid name '" + let.name.text + "'");
+      sink_.Error(Code::kInvalidName, let.name.span, "invalid name '" + let.name.text + "'",
+                  "names are letters, digits, '-' and '_', starting with a letter");
       continue;
     }
     if (kReserved.count(let.name.text)) {
@@ -223,12 +238,14 @@ void Checker::EvaluateLets(ast::File& file) {
     }
     // A let sees only the lets above it, so lets cannot form cycles.
     std::vector<ast::Atom> atoms = Expand(let.values);
+    if (dropped_) broken_lets_.insert(let.name.text);
     lets_[let.name.text] = {std::move(atoms), let.name.span};
   }
 }
 
 std::vector<ast::Atom> Checker::Expand(const std::vector<ast::Value>& values) {
   std::vector<ast::Atom> out;
+  dropped_ = false;
   for (const ast::Value& v : values) ExpandOne(v, out);
   return out;
 }
@@ -241,6 +258,7 @@ void Checker::ExpandOne(const ast::Value& v, std::vector<ast::Atom>& out) {
     case ast::ValueKind::kWord: {
       auto it = lets_.find(v.text);
       if (it != lets_.end()) {
+        dropped_ |= broken_lets_.count(v.text) > 0;
         for (ast::Atom a : it->second.first) {
           a.span = v.span;  // point at the use; explain can follow the let
           out.push_back(std::move(a));
@@ -252,7 +270,11 @@ void Checker::ExpandOne(const ast::Value& v, std::vector<ast::Atom>& out) {
     }
     case ast::ValueKind::kString: {
       std::string text;
-      if (Interpolate(v, &text)) out.push_back({v.kind, std::move(text), v.span});
+      if (Interpolate(v, &text)) {
+        out.push_back({v.kind, std::move(text), v.span});
+      } else {
+        dropped_ = true;
+      }
       return;
     }
     case ast::ValueKind::kAny:
@@ -271,6 +293,10 @@ bool Checker::Interpolate(const ast::Value& v, std::string* out) {
   for (const ast::StringPiece& piece : v.pieces) {
     if (!piece.is_ref) {
       *out += piece.text;
+      continue;
+    }
+    if (!IsIdentifier(piece.text)) {
+      ok = false;  // the parser reported it (W1031)
       continue;
     }
     auto it = lets_.find(piece.text);
@@ -297,7 +323,7 @@ bool Checker::Interpolate(const ast::Value& v, std::string* out) {
 std::string Checker::DescribeAtom(const ast::Atom& a) const {
   switch (a.kind) {
     case ast::ValueKind::kString:
-      return "a string";
+      return "a string \"" + a.text + "\"";
     case ast::ValueKind::kAny:
       return "'any'";
     case ast::ValueKind::kLoopback:

@@ -1,4 +1,5 @@
 // Checks of the filesystem, network, process and limits sections and labels.
+#include <algorithm>
 #include <set>
 
 #include "language/checker.h"
@@ -10,6 +11,7 @@ namespace ward {
 // A rule whose values expand to nothing (`[]`, or a let of `[]`) is refused:
 // it either does nothing or, for ports, would read as "all".
 void Checker::ReportEmpty(Span span, const char* what) {
+  if (dropped_) return;  // an item was dropped after an error of its own
   sink_.Error(Code::kEmptyList, span, std::string("empty list of ") + what,
               "remove the rule, or name at least one value");
 }
@@ -169,9 +171,13 @@ void Checker::CheckPeers(ast::NetRule& rule) {
           } else if (atom.text.find_first_of(".:") != std::string::npos &&
                      kind == LiteralKind::kOther) {
             ParseIpOrCidr(atom.text, &error);
+            // Only a word with letters and no ':' could have been meant as a domain.
+            bool name_like = atom.text.find(':') == std::string::npos &&
+                             std::any_of(atom.text.begin(), atom.text.end(),
+                                         [](unsigned char c) { return std::isalpha(c); });
             sink_.Error(Code::kInvalidLiteral, atom.span,
                         "invalid address '" + atom.text + "': " + error,
-                        "domain names are strings: write \"" + atom.text + "\"");
+                        name_like ? "domain names are strings: write \"" + atom.text + "\"" : "");
           } else {
             sink_.Error(Code::kTypeMismatch, atom.span,
                         "expected an address, a CIDR, a domain (a string), `any` or "
@@ -212,6 +218,7 @@ bool Checker::CheckDomain(const ast::Atom& atom, ast::Peer* peer) {
     name = name.substr(2);
   }
   if (!name.empty() && name.back() == '.') name.pop_back();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto bad = [&](const std::string& why, const std::string& hint) {
     sink_.Error(Code::kInvalidDomain, atom.span, "invalid domain \"" + atom.text + "\": " + why,
                 hint);
@@ -333,10 +340,12 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
       }
       if (!ok) {
         bool name = a.kind == ast::ValueKind::kWord && IsIdentifier(a.text);
-        sink_.Error(name ? Code::kUndefinedName : Code::kInvalidEnvName, a.span,
-                    name ? "undefined name '" + a.text + "'"
-                         : "invalid environment variable name " + DescribeAtom(a),
-                    "write names as strings, e.g. \"PATH\"; a trailing * matches a prefix");
+        sink_.Error(
+            name ? Code::kUndefinedName : Code::kInvalidEnvName, a.span,
+            name ? "undefined name '" + a.text + "'"
+                 : "invalid environment variable name " +
+                       (a.kind == ast::ValueKind::kString ? "\"" + a.text + "\"" : DescribeAtom(a)),
+            "write names as strings, e.g. \"PATH\"; a trailing * matches a prefix");
         continue;
       }
       env.names.push_back(a);

@@ -10,7 +10,7 @@
 namespace ward {
 
 void Checker::CheckSyscalls(ast::SyscallsSection& section, const std::vector<Arch>& arches) {
-  std::set<std::string> seen;
+  std::map<std::string, Span> seen;
   for (const ast::Name& a : section.arches) {
     if (!ParseArch(a.text)) {
       std::string names;
@@ -18,8 +18,9 @@ void Checker::CheckSyscalls(ast::SyscallsSection& section, const std::vector<Arc
       sink_.Error(Code::kUnknownArch, a.span, "unknown architecture '" + a.text + "'",
                   a.text == "x32" ? "the x32 ABI is always killed; it cannot be allowed"
                                   : "the architectures are " + names);
-    } else if (!seen.insert(a.text).second) {
+    } else if (auto [first, inserted] = seen.emplace(a.text, a.span); !inserted) {
       sink_.Error(Code::kDuplicateEntry, a.span, "architecture '" + a.text + "' is listed twice");
+      sink_.AddRelated(first->second, "first listed here");
     }
   }
   if (section.default_action) CheckAction(*section.default_action);
@@ -56,7 +57,7 @@ void Checker::CheckAction(ast::SysAction& action) {
 // `arches` empty: only check that the name exists somewhere.
 void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arches) {
   if (t.is_group) {
-    if (!groups_.count(t.name)) {
+    if (!groups_.count(t.name) && !incomplete_) {
       std::vector<std::string> names;
       for (const auto& [n, where] : groups_) names.push_back(n);
       std::string close = ClosestMatch(t.name, names);
@@ -154,10 +155,11 @@ void Checker::CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
           break;
         }
       }
-      if (type.bits == 64) continue;
-      // A narrower parameter: every value must fit its width.
+      if (type.bits == 64 && type.is_signed) continue;
+      // A narrower or unsigned parameter: every value must fit its width, and
+      // negative numbers only a signed one.
       const int64_t lo = type.is_signed ? -(int64_t{1} << (type.bits - 1)) : 0;
-      const uint64_t hi = (uint64_t{1} << type.bits) - 1;
+      const uint64_t hi = type.bits == 64 ? UINT64_MAX : (uint64_t{1} << type.bits) - 1;
       auto fits = [&](const ast::Expr& e) {
         int64_t as_signed = static_cast<int64_t>(e.value);
         bool negative = !e.terms.empty() && e.terms[0].text.rfind('-', 0) == 0;

@@ -82,8 +82,10 @@ void Checker::CheckTargets(ast::Policy& policy) {
     }
     if (!info) {
       std::string close = ClosestMatch(t.name.text, names);
+      std::string known;
+      for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
       sink_.Error(Code::kUnknownTarget, t.name.span, "unknown target '" + t.name.text + "'",
-                  close.empty() ? "" : "did you mean '" + close + "'?");
+                  close.empty() ? "the targets are " + known : "did you mean '" + close + "'?");
       continue;
     }
     auto [it, inserted] = seen.emplace(t.name.text, t.span);
@@ -93,7 +95,7 @@ void Checker::CheckTargets(ast::Policy& policy) {
       sink_.AddRelated(it->second, "first given here");
       continue;
     }
-    std::set<std::string> keys_seen;
+    std::map<std::string, Span> keys_seen;
     size_t i = 0;
     while (i < t.tokens.size()) {
       const ast::TargetToken& tok = t.tokens[i++];
@@ -114,9 +116,10 @@ void Checker::CheckTargets(ast::Policy& policy) {
                                   : "the keys are " + known);
         break;  // the rest of the block cannot be split reliably
       }
-      if (!keys_seen.insert(key->key).second) {
+      if (auto [first, inserted] = keys_seen.emplace(key->key, tok.span); !inserted) {
         sink_.Error(Code::kDuplicateEntry, tok.span,
                     "'" + std::string(key->key) + "' is given twice in target " + t.name.text);
+        sink_.AddRelated(first->second, "first given here");
       }
       ast::TargetEntry entry;
       entry.key = {key->key, tok.span};

@@ -76,6 +76,14 @@ class Checker {
   std::map<std::string, std::pair<FileId, size_t>> groups_;  // name with '@'
   // Lets of the file being checked: name -> (atoms, definition span).
   std::map<std::string, std::pair<std::vector<ast::Atom>, Span>> lets_;
+  // Lets whose value lost an item to a reported error.
+  std::set<std::string> broken_lets_;
+  // Set by Expand when an item was dropped after an error was reported, so
+  // an "empty list" is not reported on top of it.
+  bool dropped_ = false;
+  // Some file did not load or parse: names it may define are not reported
+  // as unknown, which would only cascade from the first error.
+  bool incomplete_ = false;
 };
 
 }  // namespace ward
