@@ -111,7 +111,21 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
         }
       }
     }
+    if (parser && MissingComma(parser, token)) hint = "put a ',' between the values of a list";
     sink_.Error(Code::kSyntaxError, span, message, hint);
+  }
+
+  // Two values in a row (`"/usr" "/lib"`): the list ended where the user
+  // meant it to go on, so "expected allow, deny or }" would mislead.
+  static bool MissingComma(WardParser* parser, antlr4::Token* token) {
+    auto is_value = [](size_t type) {
+      return type == WardParser::STRING || type == WardParser::WORD ||
+             type == WardParser::GROUPREF;
+    };
+    size_t index = token->getTokenIndex();
+    if (index == 0 || index > (size_t{1} << 40) || !is_value(token->getType())) return false;
+    antlr4::Token* previous = parser->getTokenStream()->get(index - 1);
+    return is_value(previous->getType()) || previous->getType() == WardParser::RBRACKET;
   }
 
   const SourceManager& sources_;

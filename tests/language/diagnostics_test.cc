@@ -37,6 +37,20 @@ TEST_CASE("W0001 syntax-error: a syntax error names the token and what would fit
           "[diagnostics]") {
   auto r = CheckSource(R"(policy p {
   filesystem {
+    read "/usr"
+  }
+}
+)");
+  CHECK(r->text == R"(test.ward:3:5: error[W0001]: unexpected 'read'
+ 3 |     read "/usr"
+   |     ^~~~
+  = hint: expected 'allow', 'deny' or '}'
+)");
+}
+
+TEST_CASE("W0001 syntax-error: two values in a row suggest the missing comma", "[diagnostics]") {
+  auto r = CheckSource(R"(policy p {
+  filesystem {
     allow read "/usr" "/lib"
   }
 }
@@ -44,7 +58,7 @@ TEST_CASE("W0001 syntax-error: a syntax error names the token and what would fit
   CHECK(r->text == R"(test.ward:3:23: error[W0001]: unexpected '"/lib"'
  3 |     allow read "/usr" "/lib"
    |                       ^~~~~~
-  = hint: expected 'allow', 'deny' or '}'
+  = hint: put a ',' between the values of a list
 )");
 }
 
