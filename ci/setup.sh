@@ -10,6 +10,8 @@ packages=(
   antlr4 libantlr4-runtime-dev
   # facts and the command line
   libseccomp-dev libcli11-dev nlohmann-json3-dev
+  # the compiler (IDN domains to punycode)
+  libidn2-dev
   # tests
   catch2
 )
