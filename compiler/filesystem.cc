@@ -1,0 +1,139 @@
+#include "compiler/filesystem.h"
+
+#include <algorithm>
+
+namespace ward::ir {
+namespace {
+
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+// `*` within one component: matches any non-empty run of characters but '/'.
+bool ComponentMatches(const std::string& pattern, const std::string& name) {
+  if (pattern.find('*') == std::string::npos) return pattern == name;
+  // Classic glob with backtracking over '*' only; components hold no '/'.
+  size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  // "never empty": a component that is only `*` needs at least one character,
+  // which the loop guarantees since every path component is non-empty.
+  return p == pattern.size();
+}
+
+// Does the pattern match a prefix of `path` (the path itself or an ancestor)?
+bool MatchPrefix(const std::vector<std::string>& pat, size_t pi,
+                 const std::vector<std::string>& path, size_t ni) {
+  if (pi == pat.size()) return true;  // matched an ancestor (or the path)
+  if (pat[pi] == "**") {
+    for (size_t k = ni; k <= path.size(); ++k) {
+      if (MatchPrefix(pat, pi + 1, path, k)) return true;
+    }
+    return false;
+  }
+  if (ni == path.size()) return false;
+  return ComponentMatches(pat[pi], path[ni]) && MatchPrefix(pat, pi + 1, path, ni + 1);
+}
+
+int Rank(const std::string& component) {
+  if (component == "**") return 0;
+  return component.find('*') == std::string::npos ? 2 : 1;
+}
+
+std::string Expand(const std::string& pattern, const std::optional<std::string>& home) {
+  if (pattern.empty() || pattern[0] != '~') return pattern;
+  if (!home) return {};
+  return *home + pattern.substr(1);
+}
+
+}  // namespace
+
+bool PatternMatchesPathOrAncestor(const std::string& pattern, const std::string& path) {
+  return MatchPrefix(Components(pattern), 0, Components(path), 0);
+}
+
+int CompareSpecificity(const std::string& a, const std::string& b) {
+  std::vector<std::string> ca = Components(a), cb = Components(b);
+  auto count = [](const std::vector<std::string>& c) {
+    return std::count_if(c.begin(), c.end(), [](const std::string& s) { return s != "**"; });
+  };
+  long na = count(ca), nb = count(cb);
+  if (na != nb) return na < nb ? -1 : 1;
+  for (size_t i = 0; i < std::min(ca.size(), cb.size()); ++i) {
+    int ra = Rank(ca[i]), rb = Rank(cb[i]);
+    if (ra != rb) return ra < rb ? -1 : 1;
+  }
+  return 0;
+}
+
+FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sections) {
+  FileRules ir;
+  for (const ast::FilesystemSection* section : sections) {
+    for (const ast::FsRule& rule : section->rules) {
+      for (FsRight right : kFsRights) {
+        uint8_t bit = right == FsRight::kRead    ? ast::kRead
+                      : right == FsRight::kWrite ? ast::kWrite
+                                                 : ast::kExec;
+        if (!(rule.rights & bit)) continue;
+        for (const ast::Atom& path : rule.paths) {
+          auto [it, inserted] =
+              ir.rules[static_cast<size_t>(right)].emplace(path.text, FsVerdict{rule.allow, {}});
+          // The same pattern allowed and denied: deny wins (a full tie).
+          if (!inserted) it->second.allow = it->second.allow && rule.allow;
+          it->second.rules.push_back(rule.span);
+        }
+      }
+    }
+  }
+  return ir;
+}
+
+FsDecision FileRules::Decide(const std::string& path, FsRight right,
+                             const std::optional<std::string>& home) const {
+  FsDecision best;
+  const std::string* best_pattern = nullptr;
+  std::string best_expanded;
+  for (const auto& [pattern, verdict] : rules[static_cast<size_t>(right)]) {
+    std::string expanded = Expand(pattern, home);
+    if (expanded.empty() || !PatternMatchesPathOrAncestor(expanded, path)) continue;
+    int cmp = best_pattern ? CompareSpecificity(expanded, best_expanded) : 1;
+    if (cmp > 0 || (cmp == 0 && !verdict.allow && best.allow)) {
+      best = {verdict.allow, pattern, verdict.rules};
+      best_pattern = &pattern;
+      best_expanded = expanded;
+    }
+  }
+  return best;
+}
+
+bool FileRules::NeedsHome() const {
+  for (const auto& by_right : rules) {
+    for (const auto& [pattern, verdict] : by_right) {
+      if (pattern[0] == '~') return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace ward::ir
