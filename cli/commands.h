@@ -8,5 +8,7 @@ namespace ward::cli {
 
 // Registers `ward check`; `*exit_code` receives the command's exit code.
 void AddCheckCommand(CLI::App& app, int* exit_code);
+// Registers `ward ir`.
+void AddIrCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

@@ -34,10 +34,11 @@ class Loader {
       sink_.Error(Code::kStdNotFound, {}, "the Ward standard library (std/) was not found",
                   "pass --std DIR or set WARD_STD to the policies/std folder");
     } else {
-      program_.std_syscalls = Load(program_.std_dir + "/syscalls.ward", {}, true);
+      program_.std_syscalls =
+          Load(program_.std_dir + "/syscalls.ward", "std/syscalls.ward", {}, true);
     }
     for (const std::string& p : paths) {
-      FileId id = Load(p, {}, false);
+      FileId id = Load(p, p, {}, false);
       if (id != kNoFile) program_.roots.push_back(id);
     }
   }
@@ -45,7 +46,9 @@ class Loader {
  private:
   // Loads one file (and, recursively, its imports); `from` is the import
   // span, invalid for command-line files.
-  FileId Load(const std::string& path, Span from, bool is_std) {
+  // `display` is how diagnostics and provenance name the file: as the user
+  // or the import wrote it, never the machine-specific std folder.
+  FileId Load(const std::string& path, const std::string& display, Span from, bool is_std) {
     std::string text;
     std::string real;
     if (!Read(path, from, &text, &real)) return kNoFile;
@@ -56,7 +59,7 @@ class Loader {
       }
       return existing;
     }
-    FileId id = sources_.Add(path, real, std::move(text));
+    FileId id = sources_.Add(display, real, std::move(text));
     program_.files.resize(sources_.size());
     std::optional<ast::File> file = ParseFile(sources_, id, sink_);
     if (!file) return id;
@@ -64,9 +67,12 @@ class Loader {
     stack_.push_back({id, from});
     for (ast::Import& imp : file->imports) {
       std::string target = Resolve(imp.path, real, imp.path_span);
-      if (!target.empty()) {
-        imp.resolved = Load(target, imp.path_span, is_std || imp.path.rfind("std/", 0) == 0);
-      }
+      if (target.empty()) continue;
+      bool std_import = imp.path.rfind("std/", 0) == 0;
+      std::string shown = std_import || imp.path[0] == '/'
+                              ? imp.path
+                              : (fs::path(display).parent_path() / imp.path).lexically_normal().string();
+      imp.resolved = Load(target, shown, imp.path_span, is_std || std_import);
     }
     stack_.pop_back();
     program_.files[id] = std::move(file);
@@ -90,6 +96,8 @@ class Loader {
     if (ec) return fail(ec.message());
     struct stat st;
     if (stat(canonical.c_str(), &st) != 0) return fail(std::strerror(errno));
+    // A device, FIFO or socket could block or never end (/dev/zero).
+    if (!S_ISREG(st.st_mode)) return fail("not a regular file");
     if (static_cast<uint64_t>(st.st_size) > kMaxFileBytes) {
       sink_.Error(Code::kFileTooLarge, from,
                   "'" + path + "' is " + std::to_string(st.st_size) + " bytes; the limit is " +

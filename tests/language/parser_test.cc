@@ -125,7 +125,8 @@ TEST_CASE("import: std/ resolves in the standard library", "[parser]") {
   const ast::Import& imp = MainFile(*r).imports.at(0);
   REQUIRE(imp.resolved != kNoFile);
   const std::string std_file = std::string(WARD_SOURCE_DIR) + "/policies/std/linux.ward";
-  CHECK(r->sources.file(imp.resolved).display_path == std_file);
+  // Shown as written, so output does not depend on where std/ is installed.
+  CHECK(r->sources.file(imp.resolved).display_path == "std/linux.ward");
   CHECK(r->sources.file(imp.resolved).real_path == std::filesystem::canonical(std_file).string());
   CHECK(r->program.file(imp.resolved)->is_std);
   CHECK(r->program.std_dir == std::string(WARD_SOURCE_DIR) + "/policies/std");

@@ -1,0 +1,127 @@
+#include "compiler/ir_json.h"
+
+namespace ward::ir {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json Spans(const SourceManager& sources, const std::vector<Span>& spans) {
+  ordered_json out = ordered_json::array();
+  for (Span s : spans) out.push_back(Where(sources, s));
+  return out;
+}
+
+ordered_json Decision(const NetDecision& d) {
+  ordered_json j;
+  j["tcp"] = d.tcp.ToString();
+  j["udp"] = d.udp.ToString();
+  j["icmp"] = d.icmp;
+  return j;
+}
+
+template <typename A, typename Format, typename Cidrs>
+ordered_json Pieces(const std::vector<Piece<A>>& pieces, Format format, Cidrs cidrs) {
+  ordered_json out = ordered_json::array();
+  for (const Piece<A>& p : pieces) {
+    // Pieces that allow nothing and record no deny are the default: left out.
+    if (p.decision.empty() && p.denied.empty()) continue;
+    ordered_json j;
+    j["from"] = format(p.range.lo);
+    j["to"] = format(p.range.hi);
+    j["cidrs"] = cidrs(p.range);
+    j["allow"] = Decision(p.decision);
+    if (!p.denied.empty()) j["denied"] = Decision(p.denied);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+ordered_json DirectionJson(const Partition& p, const std::map<std::string, DomainEntry>& domains) {
+  ordered_json j;
+  j["v4"] = Pieces(p.v4, FormatV4, V4Cidrs);
+  j["v6"] = Pieces(p.v6, FormatV6, V6Cidrs);
+  ordered_json d = ordered_json::object();
+  for (const auto& [name, entry] : domains) {
+    d[name]["allow"] = Decision(entry.allow);
+    d[name]["deny"] = Decision(entry.deny);
+  }
+  j["domains"] = std::move(d);
+  return j;
+}
+
+ordered_json Filesystem(const FileRules& fs, const SourceManager& sources) {
+  static const char* kNames[] = {"read", "write", "exec"};
+  ordered_json j;
+  for (FsRight right : kFsRights) {
+    ordered_json list = ordered_json::array();
+    for (const auto& [pattern, verdict] : fs.rules[static_cast<size_t>(right)]) {
+      ordered_json r;
+      r["pattern"] = pattern;
+      r["verdict"] = verdict.allow ? "allow" : "deny";
+      r["rules"] = Spans(sources, verdict.rules);
+      list.push_back(std::move(r));
+    }
+    j[kNames[static_cast<size_t>(right)]] = std::move(list);
+  }
+  return j;
+}
+
+ordered_json Process(const ProcessRules& p) {
+  ordered_json j;
+  j["no_new_privileges"] = p.no_new_privileges;
+  j["capabilities_kept"] = p.capabilities_kept;
+  if (p.user) {
+    j["user"] = {{"uid", p.user->first}, {"gid", p.user->second}};
+  } else {
+    j["user"] = nullptr;
+  }
+  j["env_allowed"] = p.env_allowed;
+  return j;
+}
+
+}  // namespace
+
+std::string Where(const SourceManager& sources, Span span) {
+  if (!span.valid()) return "";
+  Location loc = sources.LocationOf(span.file, span.begin);
+  return sources.file(span.file).display_path + ":" + std::to_string(loc.line) + ":" +
+         std::to_string(loc.column);
+}
+
+nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources) {
+  ordered_json j;
+  j["version"] = kIrJsonVersion;
+  j["policy"] = policy.name;
+  j["description"] = policy.metadata.description;
+  j["labels"] = policy.metadata.labels;
+  j["filesystem"] = Filesystem(policy.filesystem, sources);
+  ordered_json net;
+  net["egress"] = DirectionJson(policy.network.egress, policy.network.egress_domains);
+  net["ingress"] = DirectionJson(policy.network.ingress, policy.network.ingress_domains);
+  net["unix"] = {{"paths", policy.network.unix_paths},
+                 {"abstract", policy.network.unix_abstract}};
+  j["network"] = std::move(net);
+  j["process"] = Process(policy.process);
+  ordered_json limits = ordered_json::object();
+  for (const auto& [key, v] : policy.limits) limits[key] = v.value;
+  j["limits"] = std::move(limits);
+  ordered_json targets = ordered_json::object();
+  for (const auto& [name, settings] : policy.targets) {
+    ordered_json t = ordered_json::object();
+    for (const auto& [key, s] : settings) {
+      ordered_json v;
+      if (!s.labels.empty()) {
+        v["labels"] = s.labels;
+      } else {
+        v["value"] = s.value;
+      }
+      if (!s.flags.empty()) v["flags"] = s.flags;
+      t[key] = std::move(v);
+    }
+    targets[name] = std::move(t);
+  }
+  j["targets"] = std::move(targets);
+  return j;
+}
+
+}  // namespace ward::ir
