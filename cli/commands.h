@@ -10,5 +10,7 @@ namespace ward::cli {
 void AddCheckCommand(CLI::App& app, int* exit_code);
 // Registers `ward ir`.
 void AddIrCommand(CLI::App& app, int* exit_code);
+// Registers `ward explain`.
+void AddExplainCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

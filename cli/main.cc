@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   // Every subcommand, in one explicit list.
   ward::cli::AddCheckCommand(app, &exit_code);
   ward::cli::AddIrCommand(app, &exit_code);
+  ward::cli::AddExplainCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

@@ -98,8 +98,7 @@ nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources
   ordered_json net;
   net["egress"] = DirectionJson(policy.network.egress, policy.network.egress_domains);
   net["ingress"] = DirectionJson(policy.network.ingress, policy.network.ingress_domains);
-  net["unix"] = {{"paths", policy.network.unix_paths},
-                 {"abstract", policy.network.unix_abstract}};
+  net["unix"] = {{"paths", policy.network.unix_paths}, {"abstract", policy.network.unix_abstract}};
   j["network"] = std::move(net);
   j["process"] = Process(policy.process);
   ordered_json limits = ordered_json::object();

@@ -214,6 +214,7 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
     for (const ast::NetRule& r : section->rules) {
       if (r.is_unix) {
         for (const ast::UnixSocket& s : r.sockets) {
+          ir.unix_rules.push_back({r.allow, s.abstract, s.name, s.span});
           if (!r.allow) continue;  // denies are applied after all grants
           (s.abstract ? ir.unix_abstract : ir.unix_paths).insert(s.name);
         }
@@ -342,6 +343,68 @@ bool NetRules::DecideName(Direction dir, Protocol proto, const std::string& name
     });
   }
   return allowed && !denied;
+}
+
+namespace {
+
+template <typename A>
+bool In(Range<A> r, A a) {
+  return r.lo <= a && a <= r.hi;
+}
+
+// Does a rule's address cover `addr`, with the folds the partition applies?
+bool PrefixCovers(const IpPrefix& rule, bool deny, const IpPrefix& addr) {
+  if (!rule.v6) {
+    Range<V4> r = V4Range(rule);
+    if (!addr.v6) return In(r, V4Range(addr).lo);
+    V6 a = V6Range(addr).lo;
+    if (IsMapped(a)) return In(r, static_cast<V4>(a));
+    return deny && (In(Range<V6>{Nat64V6(r.lo), Nat64V6(r.hi)}, a) ||
+                    In(Range<V6>{CompatV6(r.lo), CompatV6(r.hi)}, a));
+  }
+  Range<V6> r = V6Range(rule);
+  // An IPv4 address is checked in its mapped form, where an IPv6 rule's
+  // ::ffff:0:0/96 part folds into IPv4.
+  return In(r, addr.v6 ? V6Range(addr).lo : MappedV6(V4Range(addr).lo));
+}
+
+}  // namespace
+
+std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, const IpPrefix* addr,
+                                                const std::string* name, uint16_t port) const {
+  std::vector<const FlatRule*> out;
+  std::string n = name ? NormaliseDomain(*name) : "";
+  for (const FlatRule& f : rules) {
+    if (f.direction != dir || !f.what.Allows(proto, port)) continue;
+    bool match = false;
+    switch (f.peer.kind) {
+      case ast::PeerKind::kAny:
+        match = true;
+        break;
+      case ast::PeerKind::kLoopback: {
+        IpPrefix lo4, lo6;
+        lo4.bytes[0] = 127;
+        lo4.length = 8;
+        lo6.v6 = true;
+        lo6.bytes[15] = 1;
+        lo6.length = 128;
+        match = addr && (PrefixCovers(lo4, !f.allow, *addr) || PrefixCovers(lo6, !f.allow, *addr));
+        break;
+      }
+      case ast::PeerKind::kAddress:
+        match = addr && PrefixCovers(f.peer.prefix, !f.allow, *addr);
+        break;
+      case ast::PeerKind::kDomain:
+      case ast::PeerKind::kWildcardDomain: {
+        std::string pattern = (f.peer.kind == ast::PeerKind::kWildcardDomain ? "*." : "") +
+                              NormaliseDomain(f.peer.domain);
+        match = name && DomainMatches(pattern, n);
+        break;
+      }
+    }
+    if (match) out.push_back(&f);
+  }
+  return out;
 }
 
 }  // namespace ward::ir

@@ -88,6 +88,13 @@ struct FlatRule {
   Span span;
 };
 
+struct UnixRule {
+  bool allow = true;
+  bool abstract = false;
+  std::string name;
+  Span span;
+};
+
 struct NetRules {
   Partition egress;
   Partition ingress;
@@ -97,6 +104,7 @@ struct NetRules {
   std::set<std::string> unix_paths;     // granted unix socket paths
   std::set<std::string> unix_abstract;  // granted abstract names (without '@')
   std::vector<FlatRule> rules;          // provenance
+  std::vector<UnixRule> unix_rules;     // provenance
 
   // Canonical equality: provenance is ignored.
   bool operator==(const NetRules& o) const;
@@ -107,6 +115,11 @@ struct NetRules {
   // allow must match the name or the address, and no deny either of them.
   bool DecideName(Direction dir, Protocol proto, const std::string& name, const IpPrefix* addr,
                   uint16_t port) const;
+
+  // The source rules that match a flow (for explain): by address (`addr`),
+  // by name (`name`), or both; each may be null.
+  std::vector<const FlatRule*> Matching(Direction dir, Protocol proto, const IpPrefix* addr,
+                                        const std::string* name, uint16_t port) const;
 };
 
 // Lowers the pooled network sections of a policy and its bases (bases first).

@@ -47,7 +47,7 @@ struct TargetSetting {
 using Targets = std::map<std::string, std::map<std::string, TargetSetting>>;
 
 struct Metadata {
-  std::string description;                   // last writer wins
+  std::string description;                    // last writer wins
   std::map<std::string, std::string> labels;  // last writer wins, key by key
   bool operator==(const Metadata&) const = default;
 };

@@ -1,0 +1,181 @@
+// `ward explain FILE (--connect ... | --listen ... --from ... | --unix ... |
+// --path ... --access ...)`: one decision and the rule behind it.
+#include <charconv>
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "compiler/explain.h"
+#include "compiler/ir_json.h"
+
+namespace ward::cli {
+namespace {
+
+struct ExplainFlags {
+  std::string file;
+  std::optional<std::string> policy;
+  std::string std_dir;
+  OutputFlags output;
+  std::optional<std::string> connect, listen, from, unix_target, path, access, home;
+  std::vector<std::string> resolve;
+  std::string fail_on;
+};
+
+bool ParsePort(const std::string& s, uint16_t* port) {
+  unsigned v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > 65535) return false;
+  *port = static_cast<uint16_t>(v);
+  return true;
+}
+
+// "PORT[/tcp|udp]" or, with allow_icmp, "/icmp" after the host.
+bool SplitProtocol(std::string* s, ir::Protocol* proto, bool allow_icmp) {
+  size_t slash = s->rfind('/');
+  if (slash == std::string::npos) return true;
+  std::string p = s->substr(slash + 1);
+  *s = s->substr(0, slash);
+  if (p == "tcp")
+    *proto = ir::Protocol::kTcp;
+  else if (p == "udp")
+    *proto = ir::Protocol::kUdp;
+  else if (p == "icmp" && allow_icmp)
+    *proto = ir::Protocol::kIcmp;
+  else
+    return false;
+  return true;
+}
+
+// HOST:PORT[/tcp|udp] or HOST/icmp; HOST a name, IPv4 or [IPv6].
+bool ParseConnect(std::string s, ir::FlowQuery* q, std::string* error) {
+  *error = "--connect takes HOST:PORT[/tcp|udp] or HOST/icmp (IPv6 as [addr])";
+  if (!SplitProtocol(&s, &q->protocol, true)) return false;
+  if (q->protocol == ir::Protocol::kIcmp) {
+    q->host = s.size() > 2 && s.front() == '[' && s.back() == ']' ? s.substr(1, s.size() - 2) : s;
+    return !q->host.empty();
+  }
+  size_t colon = s.rfind(':');
+  if (colon == std::string::npos || !ParsePort(s.substr(colon + 1), &q->port)) return false;
+  std::string host = s.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  } else if (host.find(':') != std::string::npos) {
+    return false;
+  }
+  q->host = host;
+  return !host.empty();
+}
+
+void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFlags& output) {
+  if (output.format == "json") {
+    nlohmann::ordered_json j;
+    j["version"] = 1;
+    j["decision"] = e.decision;
+    j["query"] = e.query;
+    j["by_default"] = e.by_default();
+    nlohmann::ordered_json rules = nlohmann::ordered_json::array();
+    for (Span s : e.rules) {
+      rules.push_back({{"location", ir::Where(loaded.sources, s)},
+                       {"text", std::string(loaded.sources.Text(s))}});
+    }
+    j["rules"] = std::move(rules);
+    j["notes"] = e.notes;
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << e.decision << " " << e.query << "\n";
+  if (e.by_default()) std::cout << "  no rule matched: denied by default\n";
+  for (Span s : e.rules) {
+    std::string text(loaded.sources.Text(s));
+    size_t nl = text.find('\n');
+    if (nl != std::string::npos) text = text.substr(0, nl) + " ...";
+    std::cout << "  " << ir::Where(loaded.sources, s) << ": " << text << "\n";
+  }
+  for (const std::string& n : e.notes) std::cout << "  note: " << n << "\n";
+}
+
+int RunExplain(const ExplainFlags& f) {
+  int questions =
+      f.connect.has_value() + f.listen.has_value() + f.unix_target.has_value() + f.path.has_value();
+  if (questions != 1) {
+    std::cerr << "ward explain: give exactly one of --connect, --listen, --unix, --path\n";
+    return kUsage;
+  }
+  if (f.listen.has_value() != f.from.has_value()) {
+    std::cerr << "ward explain: --listen needs --from ADDR (and --from needs --listen)\n";
+    return kUsage;
+  }
+  if (f.path.has_value() != f.access.has_value()) {
+    std::cerr << "ward explain: --path needs --access read|write|exec\n";
+    return kUsage;
+  }
+  int exit_code = kOk;
+  auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
+  if (!loaded) return exit_code;
+  std::string error;
+  std::optional<ir::Explanation> e;
+  if (f.connect || f.listen) {
+    ir::FlowQuery q;
+    for (const std::string& r : f.resolve) {
+      size_t eq = r.find('=');
+      if (eq == std::string::npos) {
+        std::cerr << "ward explain: --resolve takes NAME=IP\n";
+        return kUsage;
+      }
+      q.resolve[ir::NormaliseDomain(r.substr(0, eq))] = r.substr(eq + 1);
+    }
+    if (f.connect && !ParseConnect(*f.connect, &q, &error)) {
+      std::cerr << "ward explain: " << error << "\n";
+      return kUsage;
+    }
+    if (f.listen) {
+      std::string s = *f.listen;
+      q.direction = ir::Direction::kIngress;
+      if (!SplitProtocol(&s, &q.protocol, false) || !ParsePort(s, &q.port)) {
+        std::cerr << "ward explain: --listen takes PORT[/tcp|udp]\n";
+        return kUsage;
+      }
+      q.host = *f.from;
+    }
+    e = ir::ExplainFlow(loaded->ir, q, &error);
+  } else if (f.unix_target) {
+    e = ir::ExplainUnix(loaded->ir, *f.unix_target);
+  } else {
+    ir::FsRight right = *f.access == "read"    ? ir::FsRight::kRead
+                        : *f.access == "write" ? ir::FsRight::kWrite
+                                               : ir::FsRight::kExec;
+    e = ir::ExplainPath(loaded->ir, *f.path, right, f.home, &error);
+  }
+  if (!e) {
+    std::cerr << "ward explain: " << error << "\n";
+    return kUsage;
+  }
+  Print(*e, *loaded, f.output);
+  return f.fail_on == "deny" && e->decision != "allow" ? kFound : kOk;
+}
+
+}  // namespace
+
+void AddExplainCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<ExplainFlags>();
+  CLI::App* cmd = app.add_subcommand("explain", "Show one decision and the rule behind it");
+  cmd->add_option("file", f->file, "policy file")->required();
+  cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
+  cmd->add_option("--std", f->std_dir, "standard library folder");
+  cmd->add_option("--connect", f->connect, "HOST:PORT[/tcp|udp] or HOST/icmp (egress)");
+  cmd->add_option("--listen", f->listen, "PORT[/tcp|udp] (ingress; with --from)");
+  cmd->add_option("--from", f->from, "the remote address of an ingress connection");
+  cmd->add_option("--resolve", f->resolve, "NAME=IP: the address a name resolves to");
+  cmd->add_option("--unix", f->unix_target, "a unix socket path or @abstract name");
+  cmd->add_option("--path", f->path, "an absolute path");
+  cmd->add_option("--access", f->access, "read, write or exec")
+      ->check(CLI::IsMember({"read", "write", "exec"}));
+  cmd->add_option("--home", f->home, "the home directory that ~ stands for");
+  cmd->add_option("--fail-on", f->fail_on, "exit 1 when the decision is a deny")
+      ->check(CLI::IsMember({"deny"}));
+  cmd->add_option("--format", f->output.format, "output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([f, exit_code] { *exit_code = RunExplain(*f); });
+}
+
+}  // namespace ward::cli
