@@ -214,7 +214,7 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
     for (const ast::NetRule& r : section->rules) {
       if (r.is_unix) {
         for (const ast::UnixSocket& s : r.sockets) {
-          ir.unix_rules.push_back({r.allow, s.abstract, s.name, s.span});
+          ir.unix_rules.push_back({r.allow, s.abstract, s.name, r.span});
           if (!r.allow) continue;  // denies are applied after all grants
           (s.abstract ? ir.unix_abstract : ir.unix_paths).insert(s.name);
         }

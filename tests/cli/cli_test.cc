@@ -1,53 +1,14 @@
 // The `ward` binary as a user runs it: exit codes, streams, formats, colour.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
-#include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <string>
+
+#include "tests/cli/run_ward.h"
+
+using ward::test::Run;
+using ward::test::Ward;
+using ward::test::WriteTemp;
 
 namespace {
-
-struct Run {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-// Runs `ward ARGS` through the shell, capturing stdout and stderr apart.
-Run Ward(const std::string& args, const std::string& env = "") {
-  static int counter = 0;
-  std::string dir =
-      std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::string out_file = dir + "/out" + std::to_string(counter);
-  std::string err_file = dir + "/err" + std::to_string(counter++);
-  std::string cmd = env + " " + WARD_BINARY + " " + args + " >" + out_file + " 2>" + err_file;
-  int raw = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  auto slurp = [](const std::string& f) {
-    std::ifstream in(f);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  r.out = slurp(out_file);
-  r.err = slurp(err_file);
-  return r;
-}
-
-std::string WriteTemp(const std::string& name, const std::string& text) {
-  std::string dir =
-      std::filesystem::temp_directory_path() / ("ward-cli-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  std::string path = dir + "/" + name;
-  std::ofstream(path) << text;
-  return path;
-}
-
-const std::string kStd = std::string("WARD_STD=") + WARD_SOURCE_DIR + "/policies/std";
-
+const std::string kStd = ward::test::kStdEnv;
 }  // namespace
 
 TEST_CASE("check: a valid policy exits 0 and prints a summary on stdout") {
