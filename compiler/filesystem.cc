@@ -106,15 +106,58 @@ FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sect
       }
     }
   }
+  ir.BuildIndex();
   return ir;
+}
+
+void FileRules::BuildIndex() {
+  needs_home_ = false;
+  for (FsRight right : kFsRights) {
+    auto& index = index_[static_cast<size_t>(right)];
+    index.clear();
+    for (const auto& [pattern, verdict] : rules[static_cast<size_t>(right)]) {
+      std::string literal = pattern[0] == '~' ? "~" : "";
+      for (const std::string& c : Components(pattern[0] == '~' ? pattern.substr(1) : pattern)) {
+        if (c.find('*') != std::string::npos) break;
+        literal += "/" + c;
+      }
+      if (literal.empty()) literal = "/";
+      index.emplace(literal, &pattern);
+      needs_home_ |= pattern[0] == '~';
+    }
+  }
 }
 
 FsDecision FileRules::Decide(const std::string& path, FsRight right,
                              const std::optional<std::string>& home) const {
+  // The candidates: patterns whose literal part is the path or an ancestor,
+  // written from the root or from ~ when the path is under the home.
+  std::vector<std::string> roots = {"/"};
+  std::string prefix;
+  for (const std::string& c : Components(path)) roots.push_back(prefix += "/" + c);
+  if (home && (path == *home || path.rfind(*home + "/", 0) == 0)) {
+    std::string tilde = "~";
+    roots.push_back(tilde);
+    for (const std::string& c : Components(path.substr(home->size()))) {
+      roots.push_back(tilde += "/" + c);
+    }
+  }
+  const auto& index = index_[static_cast<size_t>(right)];
+  const auto& by_pattern = rules[static_cast<size_t>(right)];
   FsDecision best;
   const std::string* best_pattern = nullptr;
   std::string best_expanded;
-  for (const auto& [pattern, verdict] : rules[static_cast<size_t>(right)]) {
+  std::vector<const std::string*> candidates;
+  for (const std::string& root : roots) {
+    auto [lo, hi] = index.equal_range(root);
+    for (auto it = lo; it != hi; ++it) candidates.push_back(it->second);
+  }
+  // A fixed order, so that equally specific allows are cited the same way.
+  std::sort(candidates.begin(), candidates.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
+  for (const std::string* candidate : candidates) {
+    const std::string& pattern = *candidate;
+    const FsVerdict& verdict = by_pattern.at(pattern);
     std::string expanded = Expand(pattern, home);
     if (expanded.empty() || !PatternMatchesPathOrAncestor(expanded, path)) continue;
     int cmp = best_pattern ? CompareSpecificity(expanded, best_expanded) : 1;
@@ -127,13 +170,6 @@ FsDecision FileRules::Decide(const std::string& path, FsRight right,
   return best;
 }
 
-bool FileRules::NeedsHome() const {
-  for (const auto& by_right : rules) {
-    for (const auto& [pattern, verdict] : by_right) {
-      if (pattern[0] == '~') return true;
-    }
-  }
-  return false;
-}
+bool FileRules::NeedsHome() const { return needs_home_; }
 
 }  // namespace ward::ir

@@ -36,11 +36,21 @@ struct FileRules {
   std::array<std::map<std::string, FsVerdict>, 3> rules;
 
   bool operator==(const FileRules& o) const { return rules == o.rules; }
+  // Rebuilds the lookup index; call after changing `rules` by hand
+  // (LowerFilesystem does).
+  void BuildIndex();
   // `path` is absolute and normalised; `home` replaces a leading `~` in
   // patterns (nullopt: `~` patterns match nothing; see NeedsHome).
   FsDecision Decide(const std::string& path, FsRight right,
                     const std::optional<std::string>& home) const;
   bool NeedsHome() const;
+
+ private:
+  // Per right: the literal part of each pattern before its first glob
+  // ("/srv/app", "~/.cache", "/") -> the patterns, so Decide looks only at
+  // patterns rooted at one of the path's ancestors.
+  std::array<std::multimap<std::string, const std::string*>, 3> index_;
+  bool needs_home_ = false;
 };
 
 FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sections);

@@ -140,16 +140,27 @@ std::vector<Piece<A>> BuildPartition(const std::vector<Event<A>>& events, Range<
   std::sort(starts.begin(), starts.end());
   starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
 
+  // Sweep: events enter the active set at their first address and leave it
+  // after their last, so each interval looks only at the rules covering it.
+  std::vector<const Event<A>*> by_lo;
+  for (const Event<A>& e : events) by_lo.push_back(&e);
+  std::sort(by_lo.begin(), by_lo.end(),
+            [](const Event<A>* a, const Event<A>* b) { return a->range.lo < b->range.lo; });
+  std::vector<const Event<A>*> active;
+  size_t next_event = 0;
   std::vector<Piece<A>> pieces;
   for (size_t i = 0; i < starts.size(); ++i) {
     A lo = starts[i];
     A hi = i + 1 < starts.size() ? starts[i + 1] - 1 : ~A{0};
+    std::erase_if(active, [&](const Event<A>* e) { return e->range.hi < lo; });
+    while (next_event < by_lo.size() && by_lo[next_event]->range.lo <= lo) {
+      active.push_back(by_lo[next_event++]);
+    }
     NetDecision allow, deny;
     if (!has_excluded || lo < excluded.lo || hi > excluded.hi) {
-      for (const Event<A>& e : events) {
-        if (e.range.lo > lo || hi > e.range.hi) continue;
-        NetDecision& into = e.allow ? allow : deny;
-        into = into.Union(*e.what);
+      for (const Event<A>* e : active) {
+        NetDecision& into = e->allow ? allow : deny;
+        into = into.Union(*e->what);
       }
     }
     Piece<A> piece{{lo, hi}, allow.Minus(deny), deny.Intersect(domain_allows)};
@@ -277,6 +288,7 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
     p.v4 = BuildPartition<V4>(sweep[d].v4, kNoV4, domain_allows);
     p.v6 = BuildPartition<V6>(sweep[d].v6, kMappedBlock, domain_allows);
   }
+  ir.BuildIndex();
   return ir;
 }
 
@@ -370,11 +382,63 @@ bool PrefixCovers(const IpPrefix& rule, bool deny, const IpPrefix& addr) {
 
 }  // namespace
 
+void NetRules::BuildIndex() {
+  index_v4_.clear();
+  index_v6_.clear();
+  unindexed_.clear();
+  for (size_t i = 0; i < rules.size(); ++i) {
+    const FlatRule& f = rules[i];
+    if (f.peer.kind != ast::PeerKind::kAddress) {
+      unindexed_.push_back(i);
+      continue;
+    }
+    if (!f.peer.prefix.v6) {
+      Range<V4> r = V4Range(f.peer.prefix);
+      index_v4_.push_back({r.lo, r.hi, 0, i});
+      // Denies also reach the NAT64 and compatible forms: look those up in v6.
+      if (!f.allow) {
+        index_v6_.push_back({Nat64V6(r.lo), Nat64V6(r.hi), 0, i});
+        index_v6_.push_back({CompatV6(r.lo), CompatV6(r.hi), 0, i});
+      }
+      continue;
+    }
+    Range<V6> r = V6Range(f.peer.prefix);
+    index_v6_.push_back({r.lo, r.hi, 0, i});
+    // The part inside ::ffff:0:0/96 also decides IPv4 addresses.
+    V6 lo = std::max(r.lo, kMappedBlock.lo), hi = std::min(r.hi, kMappedBlock.hi);
+    if (lo <= hi) index_v4_.push_back({lo & 0xffffffffu, hi & 0xffffffffu, 0, i});
+  }
+  for (auto* index : {&index_v4_, &index_v6_}) {
+    std::sort(index->begin(), index->end(),
+              [](const IndexEntry& a, const IndexEntry& b) { return a.lo < b.lo; });
+    V6 max_hi = 0;
+    for (IndexEntry& e : *index) e.max_hi = max_hi = std::max(max_hi, e.hi);
+  }
+}
+
 std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, const IpPrefix* addr,
                                                 const std::string* name, uint16_t port) const {
+  std::vector<size_t> candidates = unindexed_;
+  if (addr) {
+    // IPv4 and IPv4-mapped addresses look in the v4 index, others in v6.
+    V6 a = addr->v6 ? V6Range(*addr).lo : V6{V4Range(*addr).lo};
+    bool v4 = !addr->v6 || IsMapped(a);
+    if (v4) a &= 0xffffffffu;
+    const std::vector<IndexEntry>& index = v4 ? index_v4_ : index_v6_;
+    auto it = std::upper_bound(index.begin(), index.end(), a,
+                               [](V6 x, const IndexEntry& e) { return x < e.lo; });
+    while (it != index.begin()) {
+      --it;
+      if (it->max_hi < a) break;  // no earlier rule reaches this far
+      if (it->hi >= a) candidates.push_back(it->rule);
+    }
+  }
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<const FlatRule*> out;
   std::string n = name ? NormaliseDomain(*name) : "";
-  for (const FlatRule& f : rules) {
+  for (size_t i : candidates) {
+    const FlatRule& f = rules[i];
     if (f.direction != dir || !f.what.Allows(proto, port)) continue;
     bool match = false;
     switch (f.peer.kind) {

@@ -120,6 +120,22 @@ struct NetRules {
   // by name (`name`), or both; each may be null.
   std::vector<const FlatRule*> Matching(Direction dir, Protocol proto, const IpPrefix* addr,
                                         const std::string* name, uint16_t port) const;
+
+  // Rebuilds the index Matching uses; LowerNetwork calls it.
+  void BuildIndex();
+
+ private:
+  // Address rules by the first address they cover (a v4 rule also as its
+  // mapped v6 range, a v6 rule's mapped part also as v4), with the running
+  // maximum of their last address, so a lookup walks back from the address
+  // only while some earlier rule can still reach it.
+  struct IndexEntry {
+    V6 lo, hi, max_hi;
+    size_t rule;
+  };
+  std::vector<IndexEntry> index_v4_;  // v4 addresses widened to V6
+  std::vector<IndexEntry> index_v6_;
+  std::vector<size_t> unindexed_;  // any, loopback, domains: always checked
 };
 
 // Lowers the pooled network sections of a policy and its bases (bases first).

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include "compiler/extends.h"
 #include "compiler/network.h"
@@ -133,6 +134,34 @@ bool Compiled(const ir::NetRules& ir, const Query& q) {
   ir::Direction dir =
       q.direction == ast::Direction::kEgress ? ir::Direction::kEgress : ir::Direction::kIngress;
   return ir.Decide(dir, proto, a, q.port);
+}
+
+std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources, const Query& q) {
+  std::set<uint32_t> out;
+  for (const ast::Policy* p : sources) {
+    if (!p->network) continue;
+    for (const ast::NetRule& r : p->network->rules) {
+      if (RuleMatches(r, q)) out.insert(r.span.begin);
+    }
+  }
+  return out;
+}
+
+std::set<uint32_t> CitedSpans(const ir::NetRules& ir, const Query& q) {
+  IpPrefix a;
+  a.v6 = q.v6;
+  a.bytes = q.addr;
+  a.length = q.v6 ? 128 : 32;
+  ir::Protocol proto = q.protocol == ast::Protocol::kTcp   ? ir::Protocol::kTcp
+                       : q.protocol == ast::Protocol::kUdp ? ir::Protocol::kUdp
+                                                           : ir::Protocol::kIcmp;
+  ir::Direction dir =
+      q.direction == ast::Direction::kEgress ? ir::Direction::kEgress : ir::Direction::kIngress;
+  std::set<uint32_t> out;
+  for (const ir::FlatRule* f : ir.Matching(dir, proto, &a, nullptr, q.port)) {
+    out.insert(f->span.begin);
+  }
+  return out;
 }
 
 // ---- helpers --------------------------------------------------------------
@@ -392,6 +421,8 @@ TEST_CASE("property: the partition decides every flow as the reference evaluator
       INFO("query " << (q.direction == ast::Direction::kEgress ? "egress" : "ingress") << " proto "
                     << static_cast<int>(q.protocol) << " port " << q.port);
       REQUIRE(Compiled(l.ir, q) == Reference(l.sources, q));
+      // explain cites exactly the rules that match the flow.
+      REQUIRE(CitedSpans(l.ir, q) == ReferenceSpans(l.sources, q));
     }
   }
 }
