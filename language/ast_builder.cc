@@ -29,13 +29,13 @@ namespace {
 
 class Builder {
  public:
-  Builder(FileId file, const OffsetMap& offsets, DiagnosticSink& sink)
-      : file_(file), offsets_(offsets), sink_(sink) {}
+  Builder(FileId file, std::string_view text, const OffsetMap& offsets, DiagnosticSink& sink)
+      : file_(file), text_(text), offsets_(offsets), sink_(sink) {}
 
   ast::File File(WardParser::File_Context* ctx) {
     ast::File f;
     f.id = file_;
-    if (auto* h = ctx->header()) f.version = ast::Name{h->version->getText(), SpanOf(h->version)};
+    if (auto* h = ctx->header()) f.version = ast::Name{TextOf(h->version), SpanOf(h->version)};
     for (auto* item : ctx->topItem()) {
       if (auto* i = item->importDecl()) f.imports.push_back(Import(i));
       if (auto* l = item->letDecl()) f.lets.push_back(Let(l));
@@ -60,7 +60,15 @@ class Builder {
     }
     return s;
   }
-  ast::Name NameOf(antlr4::ParserRuleContext* c) const { return {c->getText(), SpanOf(c)}; }
+  // The source text of a token, or of a one-token rule such as `word`. Sliced
+  // from the UTF-8 text: ANTLR's getText() converts from UTF-32 every time.
+  std::string TextOf(Span s) const { return std::string(text_.substr(s.begin, s.end - s.begin)); }
+  std::string TextOf(antlr4::Token* t) const { return TextOf(SpanOf(t)); }
+  std::string TextOf(antlr4::tree::TerminalNode* n) const { return TextOf(SpanOf(n)); }
+  ast::Name NameOf(antlr4::ParserRuleContext* c) const {
+    Span s = SpanOf(c);
+    return {TextOf(s), s};
+  }
 
   ast::Import Import(WardParser::ImportDeclContext* c) {
     ast::Import i;
@@ -79,14 +87,15 @@ class Builder {
   }
 
   ast::SysTarget Target(antlr4::tree::TerminalNode* group, WardParser::WordContext* word) {
-    if (group) return {group->getText(), true, SpanOf(group)};
-    return {word->getText(), false, SpanOf(word)};
+    if (group) return {TextOf(group), true, SpanOf(group)};
+    ast::Name name = NameOf(word);
+    return {std::move(name.text), false, name.span};
   }
 
   ast::Group Group(WardParser::GroupDeclContext* c) {
     ast::Group g;
     g.span = SpanOf(c);
-    g.name = {c->GROUPREF()->getText(), SpanOf(c->GROUPREF())};
+    g.name = {TextOf(c->GROUPREF()), SpanOf(c->GROUPREF())};
     for (auto* m : c->groupMember()) g.members.push_back(Target(m->GROUPREF(), m->word()));
     return g;
   }
@@ -165,9 +174,10 @@ class Builder {
     r.span = SpanOf(c);
     r.allow = c->verdict->getType() == WardParser::ALLOW;
     for (auto* right : c->right()) {
-      if (right->READ()) r.rights |= ast::kRead;
-      if (right->WRITE()) r.rights |= ast::kWrite;
-      if (right->EXEC()) r.rights |= ast::kExec;
+      size_t type = right->getStart()->getType();
+      r.rights |= type == WardParser::READ    ? ast::kRead
+                  : type == WardParser::WRITE ? ast::kWrite
+                                              : ast::kExec;
     }
     r.raw = Values(c->values());
     return r;
@@ -219,16 +229,32 @@ class Builder {
   ast::SysAction Action(WardParser::SysActionContext* c) {
     ast::SysAction a;
     a.span = SpanOf(c);
-    if (c->ALLOW()) a.kind = ast::ActionKind::kAllow;
-    if (c->KILL()) a.kind = ast::ActionKind::kKill;
-    if (c->KILL_THREAD()) a.kind = ast::ActionKind::kKillThread;
-    if (c->TRAP()) a.kind = ast::ActionKind::kTrap;
-    if (c->LOG()) a.kind = ast::ActionKind::kLog;
-    if (c->NOTIFY()) a.kind = ast::ActionKind::kNotify;
-    if (c->ERRNO()) {
-      a.kind = ast::ActionKind::kErrno;
-      a.errno_text = c->errnoValue->getText();
-      a.errno_span = SpanOf(c->errnoValue);
+    // The action is its first token: switch on it rather than asking the
+    // context for each keyword (every ask searches the children).
+    switch (c->getStart()->getType()) {
+      case WardParser::ALLOW:
+        a.kind = ast::ActionKind::kAllow;
+        break;
+      case WardParser::KILL_THREAD:
+        a.kind = ast::ActionKind::kKillThread;
+        break;
+      case WardParser::TRAP:
+        a.kind = ast::ActionKind::kTrap;
+        break;
+      case WardParser::LOG:
+        a.kind = ast::ActionKind::kLog;
+        break;
+      case WardParser::NOTIFY:
+        a.kind = ast::ActionKind::kNotify;
+        break;
+      case WardParser::ERRNO:
+        a.kind = ast::ActionKind::kErrno;
+        a.errno_text = TextOf(c->errnoValue);
+        a.errno_span = SpanOf(c->errnoValue);
+        break;
+      default:
+        a.kind = ast::ActionKind::kKill;
+        break;
     }
     return a;
   }
@@ -236,7 +262,7 @@ class Builder {
   ast::Expr Expr(WardParser::ExprContext* c) {
     ast::Expr e;
     e.span = SpanOf(c);
-    for (auto* w : c->WORD()) e.terms.push_back({w->getText(), SpanOf(w)});
+    for (auto* w : c->WORD()) e.terms.push_back({TextOf(w), SpanOf(w)});
     return e;
   }
 
@@ -244,7 +270,7 @@ class Builder {
     ast::Condition k;
     k.span = SpanOf(c);
     if (auto* cmp = dynamic_cast<WardParser::CompareCondContext*>(c)) {
-      k.arg_name = {cmp->arg->getText(), SpanOf(cmp->arg)};
+      k.arg_name = {TextOf(cmp->arg), SpanOf(cmp->arg)};
       switch (cmp->op->getType()) {
         case WardParser::EQ:
           k.op = ast::CondOp::kEq;
@@ -267,12 +293,12 @@ class Builder {
       }
       k.values.push_back(Expr(cmp->expr()));
     } else if (auto* m = dynamic_cast<WardParser::MaskCondContext*>(c)) {
-      k.arg_name = {m->arg->getText(), SpanOf(m->arg)};
+      k.arg_name = {TextOf(m->arg), SpanOf(m->arg)};
       k.op = ast::CondOp::kMaskedEq;
       k.mask = Expr(m->mask);
       k.values.push_back(Expr(m->expr(1)));
     } else if (auto* in = dynamic_cast<WardParser::InCondContext*>(c)) {
-      k.arg_name = {in->arg->getText(), SpanOf(in->arg)};
+      k.arg_name = {TextOf(in->arg), SpanOf(in->arg)};
       k.op = in->NOT() ? ast::CondOp::kNotIn : ast::CondOp::kIn;
       for (auto* e : in->expr()) k.values.push_back(Expr(e));
     }
@@ -327,7 +353,7 @@ class Builder {
           sink_.AddRelated(p.user->span, "first given here");
           continue;
         }
-        p.user = ast::ProcessSection::User{here, user->WORD()->getText(), 0, 0};
+        p.user = ast::ProcessSection::User{here, TextOf(user->WORD()), 0, 0};
       } else if (auto* env = dynamic_cast<WardParser::EnvItemContext*>(item)) {
         p.env.push_back({here, Values(env->values()), {}});
       }
@@ -341,7 +367,7 @@ class Builder {
     if (c->word()) {
       t.kind = ast::TargetToken::kWord;
       t.value.kind = ast::ValueKind::kWord;
-      t.value.text = c->word()->getText();
+      t.value.text = NameOf(c->word()).text;
       t.value.span = t.span;
     } else if (c->STRING()) {
       t.kind = ast::TargetToken::kString;
@@ -372,15 +398,24 @@ class Builder {
     return v;
   }
 
+  // A value is one token or a list; its first token says which, without
+  // the generated accessors' search of the children.
   ast::Value Value(WardParser::ValueContext* c) {
-    if (c->list()) return List(c->list());
-    if (c->STRING()) return StringValue(c->STRING()->getSymbol());
+    antlr4::Token* t = c->getStart();
+    switch (t->getType()) {
+      case WardParser::LBRACKET:
+        return List(c->list());
+      case WardParser::STRING:
+        return StringValue(t);
+      default:
+        break;
+    }
     ast::Value v;
-    v.span = SpanOf(c);
-    v.text = c->getText();
-    v.kind = c->ANY() ? ast::ValueKind::kAny
-             : c->LOOPBACK() ? ast::ValueKind::kLoopback
-                             : ast::ValueKind::kWord;
+    v.span = SpanOf(t);
+    v.text = TextOf(v.span);
+    v.kind = t->getType() == WardParser::ANY        ? ast::ValueKind::kAny
+             : t->getType() == WardParser::LOOPBACK ? ast::ValueKind::kLoopback
+                                                    : ast::ValueKind::kWord;
     return v;
   }
 
@@ -396,7 +431,7 @@ class Builder {
   // literal and reference pieces; without, `${` is kept literally.
   std::string Unescape(antlr4::Token* t, std::vector<ast::StringPiece>* pieces) {
     Span span = SpanOf(t);
-    const std::string raw = t->getText();
+    const std::string raw = TextOf(span);
     std::string out;
     std::string literal;
     uint32_t literal_begin = span.begin + 1;
@@ -450,15 +485,16 @@ class Builder {
   }
 
   FileId file_;
+  std::string_view text_;
   const OffsetMap& offsets_;
   DiagnosticSink& sink_;
 };
 
 }  // namespace
 
-ast::File BuildAst(WardParser::File_Context* tree, FileId file, const OffsetMap& offsets,
-                   DiagnosticSink& sink) {
-  return Builder(file, offsets, sink).File(tree);
+ast::File BuildAst(WardParser::File_Context* tree, FileId file, std::string_view text,
+                   const OffsetMap& offsets, DiagnosticSink& sink) {
+  return Builder(file, text, offsets, sink).File(tree);
 }
 
 }  // namespace ward

@@ -23,7 +23,8 @@ class OffsetMap {
 };
 
 // Reports string-escape errors into `sink`; the tree is known to be valid.
-ast::File BuildAst(grammar::WardParser::File_Context* tree, FileId file,
+// `text` is the file's UTF-8 source, which the tree's tokens index.
+ast::File BuildAst(grammar::WardParser::File_Context* tree, FileId file, std::string_view text,
                    const OffsetMap& offsets, DiagnosticSink& sink);
 
 }  // namespace ward

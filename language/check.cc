@@ -1,7 +1,5 @@
 #include "language/check.h"
 
-#include <functional>
-
 #include "language/checker.h"
 #include "language/constants.h"
 #include "language/literals.h"
@@ -96,10 +94,6 @@ bool Checker::Visible(FileId from, FileId target) const {
 
 void Checker::ResolveExtends(ast::File& file) {
   for (ast::Policy& p : file.policies) {
-    std::vector<std::string> names;
-    for (const auto& [name, ref] : policies_) {
-      if (name != p.name.text) names.push_back(name);
-    }
     std::map<std::string, Span> seen;
     for (const ast::Name& base : p.extends) {
       auto [first, inserted] = seen.emplace(base.text, base.span);
@@ -112,7 +106,15 @@ void Checker::ResolveExtends(ast::File& file) {
       auto it = policies_.find(base.text);
       if (it == policies_.end() && incomplete_) continue;
       if (it == policies_.end()) {
-        std::string close = ClosestMatch(base.text, names);
+        // The search is linear in the policies: only for a shown diagnostic.
+        std::string close;
+        if (!sink_.full()) {
+          std::vector<std::string> names;
+          for (const auto& [name, ref] : policies_) {
+            if (name != p.name.text) names.push_back(name);
+          }
+          close = ClosestMatch(base.text, names);
+        }
         sink_.Error(Code::kUnknownPolicy, base.span, "unknown policy '" + base.text + "'",
                     close.empty() ? "import the file that defines it"
                                   : "did you mean '" + close + "'?");
@@ -132,62 +134,98 @@ void Checker::ResolveExtends(ast::File& file) {
 }
 
 void Checker::CheckExtendsCycles() {
-  // Depth-first search with colours; a grey node reached again closes a cycle.
-  std::map<std::pair<size_t, size_t>, int> colour;
-  std::vector<std::pair<ast::Policy*, const ast::Name*>> path;
-  std::function<void(size_t, size_t)> visit = [&](size_t f, size_t i) {
-    colour[{f, i}] = 1;
-    ast::Policy& p = program_.files[f]->policies[i];
-    for (size_t k = 0; k < p.bases.size(); ++k) {
-      auto next = p.bases[k];
-      const ast::Name* via = nullptr;
-      for (const ast::Name& n : p.extends) {
-        if (n.text == program_.files[next.first]->policies[next.second].name.text) via = &n;
+  // Depth-first search with colours; a grey node reached again closes a
+  // cycle. The stack is explicit: a chain of extends can be as long as a
+  // 16 MiB file allows, far deeper than the call stack.
+  using Ref = std::pair<size_t, size_t>;
+  auto policy = [&](Ref r) -> ast::Policy& { return program_.files[r.first]->policies[r.second]; };
+  // The `extends` name through which `p` reaches its base `k`.
+  auto via = [&](const ast::Policy& p, size_t k) -> const ast::Name* {
+    const ast::Name* found = nullptr;
+    for (const ast::Name& n : p.extends) {
+      if (n.text == policy(p.bases[k]).name.text) found = &n;
+    }
+    return found;
+  };
+  struct Frame {
+    Ref ref;
+    size_t next = 0;  // the next base to visit; the one being visited is next - 1
+  };
+  std::map<Ref, int> colour;
+  std::vector<Frame> stack;
+  auto visit = [&](Ref start) {
+    colour[start] = 1;
+    stack.push_back({start});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      ast::Policy& p = policy(top.ref);
+      if (top.next == p.bases.size()) {
+        colour[top.ref] = 2;
+        stack.pop_back();
+        continue;
       }
+      size_t k = top.next;
+      Ref next = p.bases[k];
       int c = colour[next];
       if (c == 1) {
-        const ast::Policy& target = program_.files[next.first]->policies[next.second];
-        sink_.Error(Code::kExtendsCycle, via ? via->span : p.name.span,
+        const ast::Policy& target = policy(next);
+        const ast::Name* name = via(p, k);
+        sink_.Error(Code::kExtendsCycle, name ? name->span : p.name.span,
                     &target == &p ? "policy '" + p.name.text + "' extends itself"
                                   : "policy '" + p.name.text + "' extends itself through '" +
                                         target.name.text + "'",
                     "remove one of the extends");
-        for (auto it = path.rbegin(); it != path.rend(); ++it) {
-          if (it->second) sink_.AddRelated(it->second->span, "extended here");
-          if (it->first == &target) break;
+        // The extends along the stack, back to the target (the sink keeps
+        // the first kMaxRelated).
+        size_t added = 0;
+        for (size_t j = stack.size() - 1; j-- > 0 && added < DiagnosticSink::kMaxRelated;) {
+          const ast::Policy& from = policy(stack[j].ref);
+          if (const ast::Name* n = via(from, stack[j].next - 1)) {
+            sink_.AddRelated(n->span, "extended here");
+            ++added;
+          }
+          if (&from == &target) break;
         }
         p.bases.erase(p.bases.begin() + k);  // break the cycle for later stages
-        --k;
         continue;
       }
+      ++top.next;
       if (c == 0) {
-        path.push_back({&p, via});
-        visit(next.first, next.second);
-        path.pop_back();
+        colour[next] = 1;
+        stack.push_back({next});  // invalidates `top`
       }
     }
-    colour[{f, i}] = 2;
   };
   for (size_t f = 0; f < program_.files.size(); ++f) {
     if (!program_.files[f]) continue;
     for (size_t i = 0; i < program_.files[f]->policies.size(); ++i) {
-      if (colour[{f, i}] == 0) visit(f, i);
+      if (colour[{f, i}] == 0) visit({f, i});
     }
   }
 }
 
 void Checker::CheckGroups() {
+  // As CheckExtendsCycles: colours, and an explicit stack of (group, next member).
   std::map<std::string, int> colour;
-  std::function<void(const std::string&)> visit = [&](const std::string& name) {
-    colour[name] = 1;
-    auto [fid, idx] = groups_.at(name);
-    ast::Group& g = program_.files[fid]->groups[idx];
-    bool is_std = program_.files[fid]->is_std;
-    for (const ast::SysTarget& m : g.members) {
+  std::vector<std::pair<const std::string*, size_t>> stack;
+  auto visit = [&](const std::string& start) {
+    colour[start] = 1;
+    stack.push_back({&start, 0});
+    while (!stack.empty()) {
+      auto [name, k] = stack.back();
+      auto [fid, idx] = groups_.at(*name);
+      ast::Group& g = program_.files[fid]->groups[idx];
+      if (k == g.members.size()) {
+        colour[*name] = 2;
+        stack.pop_back();
+        continue;
+      }
+      ++stack.back().second;
+      const ast::SysTarget& m = g.members[k];
       if (!m.is_group) {
         // The standard groups list names of every architecture; a user's
         // unknown name is most likely a typo.
-        if (!is_std) CheckTarget(m, {});
+        if (!program_.files[fid]->is_std) CheckTarget(m, {});
         continue;
       }
       auto it = groups_.find(m.name);
@@ -203,9 +241,11 @@ void Checker::CheckGroups() {
                          "defined here");
         continue;
       }
-      if (colour[m.name] == 0) visit(m.name);
+      if (colour[m.name] == 0) {
+        colour[m.name] = 1;
+        stack.push_back({&it->first, 0});
+      }
     }
-    colour[name] = 2;
   };
   for (const auto& [name, where] : groups_) {
     if (colour[name] == 0) visit(name);
@@ -259,6 +299,20 @@ void Checker::ExpandOne(const ast::Value& v, std::vector<ast::Atom>& out) {
       auto it = lets_.find(v.text);
       if (it != lets_.end()) {
         dropped_ |= broken_lets_.count(v.text) > 0;
+        // Every use copies the let's values, and lets of lets multiply: a few
+        // lines could ask for billions. Copying stops at a budget per run.
+        size_t before = let_copies_;
+        let_copies_ += it->second.first.size();
+        if (let_copies_ > kMaxLetCopies) {
+          if (before <= kMaxLetCopies) {
+            sink_.Error(Code::kValueOutOfRange, v.span,
+                        "using '" + v.text + "' here takes let substitution past " +
+                            std::to_string(kMaxLetCopies) + " values",
+                        "lets built from lets multiply their values; list them once");
+          }
+          dropped_ = true;
+          return;
+        }
         for (ast::Atom a : it->second.first) {
           a.span = v.span;  // point at the use; explain can follow the let
           out.push_back(std::move(a));
@@ -339,23 +393,60 @@ std::string Checker::DescribeAtom(const ast::Atom& a) const {
 // The architectures a policy's syscall rules are compiled for: the last
 // explicit `arch` along the extends order (bases first), else x86_64.
 std::vector<Arch> Checker::EffectiveArches(const ast::Policy& policy) {
-  std::vector<const ast::Policy*> order;
-  std::set<const ast::Policy*> seen;
-  std::function<void(const ast::Policy&)> walk = [&](const ast::Policy& p) {
-    if (!seen.insert(&p).second) return;
-    for (auto [f, i] : p.bases) walk(program_.files[f]->policies[i]);
-    order.push_back(&p);
-  };
-  walk(policy);
   std::vector<Arch> arches = {kDefaultArch};
-  for (const ast::Policy* p : order) {
-    if (!p->syscalls || p->syscalls->arches.empty()) continue;
+  if (const ast::Policy* source = ArchSource(policy)) {
     arches.clear();
-    for (const ast::Name& n : p->syscalls->arches) {
+    for (const ast::Name& n : source->syscalls->arches) {
       if (auto a = ParseArch(n.text)) arches.push_back(*a);
     }
   }
   return arches;
+}
+
+// The policy whose `arch` applies: the last one with an explicit `arch` in
+// extends order (a post-order walk of the bases, each once), or null.
+// Memoised along chains of single bases, where the answer is the base's: a
+// long chain would otherwise be walked again for every policy in it.
+const ast::Policy* Checker::ArchSource(const ast::Policy& policy) {
+  auto explicit_arch = [](const ast::Policy& p) {
+    return p.syscalls && !p.syscalls->arches.empty();
+  };
+  auto base = [&](std::pair<size_t, size_t> r) -> const ast::Policy& {
+    return program_.files[r.first]->policies[r.second];
+  };
+  std::vector<const ast::Policy*> chain;  // policies that take their base's answer
+  const ast::Policy* p = &policy;
+  const ast::Policy* answer = nullptr;
+  while (true) {
+    if (auto it = arch_source_.find(p); it != arch_source_.end()) {
+      answer = it->second;
+      break;
+    }
+    chain.push_back(p);
+    if (explicit_arch(*p)) {
+      answer = p;
+      break;
+    }
+    if (p->bases.size() != 1) break;
+    p = &base(p->bases[0]);
+  }
+  if (p->bases.size() > 1 && !explicit_arch(*p) && !arch_source_.count(p)) {
+    // Several bases: walk them all, iteratively (extends can be deep).
+    std::set<const ast::Policy*> seen = {p};
+    std::vector<std::pair<const ast::Policy*, size_t>> stack = {{p, 0}};
+    while (!stack.empty()) {
+      auto& [q, k] = stack.back();
+      if (k == q->bases.size()) {
+        if (explicit_arch(*q)) answer = q;
+        stack.pop_back();
+        continue;
+      }
+      const ast::Policy* b = &base(q->bases[k++]);
+      if (seen.insert(b).second) stack.push_back({b, 0});  // invalidates q, k
+    }
+  }
+  for (const ast::Policy* c : chain) arch_source_[c] = answer;
+  return answer;
 }
 
 void Checker::CheckPolicy(ast::File&, ast::Policy& policy) {

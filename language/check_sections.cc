@@ -300,7 +300,7 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
     std::set<std::string> seen;
     for (const ast::Atom& a : atoms) {
       if (a.kind != ast::ValueKind::kWord || !LookupCapability(a.text)) {
-        std::string close = ClosestMatch(a.text, CapabilityNames());
+        std::string close = sink_.full() ? "" : ClosestMatch(a.text, CapabilityNames());
         sink_.Error(Code::kUnknownCapability, a.span, "unknown capability '" + a.text + "'",
                     close.empty() ? "capabilities are written CAP_NAME"
                                   : "did you mean '" + close + "'?");

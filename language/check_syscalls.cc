@@ -47,7 +47,7 @@ void Checker::CheckAction(ast::SysAction& action) {
     action.errno_value = *e;
     return;
   }
-  std::string close = ClosestMatch(action.errno_text, ErrnoNames());
+  std::string close = sink_.full() ? "" : ClosestMatch(action.errno_text, ErrnoNames());
   sink_.Error(Code::kUnknownErrno, action.errno_span,
               "unknown errno '" + action.errno_text + "'",
               close.empty() ? "write a name such as EPERM, or a number"
@@ -58,8 +58,11 @@ void Checker::CheckAction(ast::SysAction& action) {
 void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arches) {
   if (t.is_group) {
     if (!groups_.count(t.name) && !incomplete_) {
+      // The search is linear in the groups: only for a shown diagnostic.
       std::vector<std::string> names;
-      for (const auto& [n, where] : groups_) names.push_back(n);
+      if (!sink_.full()) {
+        for (const auto& [n, where] : groups_) names.push_back(n);
+      }
       std::string close = ClosestMatch(t.name, names);
       sink_.Error(Code::kUnknownGroup, t.span, "unknown group '" + t.name + "'",
                   close.empty() ? "" : "did you mean '" + close + "'?");
@@ -67,7 +70,7 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
     return;
   }
   if (!SyscallExistsAnywhere(t.name)) {
-    std::string close = ClosestMatch(t.name, AllSyscallNames());
+    std::string close = sink_.full() ? "" : ClosestMatch(t.name, AllSyscallNames());
     sink_.Error(Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
                 close.empty() ? "libseccomp 2.5.4 knows syscalls numbered up to 456"
                               : "did you mean '" + close + "'?");
@@ -210,7 +213,7 @@ bool Checker::EvaluateExpr(ast::Expr& expr, Arch arch) {
       continue;
     }
     if (IsIdentifier(term.text)) {
-      std::string close = ClosestMatch(term.text, ConstantNames());
+      std::string close = sink_.full() ? "" : ClosestMatch(term.text, ConstantNames());
       sink_.Error(Code::kUnknownConstant, term.span,
                   "unknown constant '" + term.text + "' on " + std::string(ArchName(arch)),
                   close.empty() ? "write the value as a number"

@@ -20,6 +20,9 @@ struct PolicyRef {
   size_t index = 0;
 };
 
+// The most values let substitution may copy in one run (W1018 beyond).
+inline constexpr size_t kMaxLetCopies = size_t{1} << 20;
+
 class Checker {
  public:
   Checker(Program& program, const SourceManager& sources, DiagnosticSink& sink)
@@ -37,6 +40,7 @@ class Checker {
   void CheckExtendsCycles();
   void CheckGroups();
   std::vector<Arch> EffectiveArches(const ast::Policy& policy);
+  const ast::Policy* ArchSource(const ast::Policy& policy);
   void CheckPolicy(ast::File& file, ast::Policy& policy);
   // Substitutes lets, interpolates strings and flattens lists.
   std::vector<ast::Atom> Expand(const std::vector<ast::Value>& values);
@@ -84,6 +88,10 @@ class Checker {
   // Some file did not load or parse: names it may define are not reported
   // as unknown, which would only cascade from the first error.
   bool incomplete_ = false;
+  // Values copied by let substitution so far, bounded by kMaxLetCopies.
+  size_t let_copies_ = 0;
+  // ArchSource's answers: policy -> the policy whose `arch` applies (or null).
+  std::map<const ast::Policy*, const ast::Policy*> arch_source_;
 };
 
 }  // namespace ward

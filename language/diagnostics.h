@@ -47,6 +47,9 @@ class DiagnosticSink {
   size_t error_count() const { return errors_; }
   size_t warning_count() const { return warnings_; }
   bool has_errors() const { return errors_ > 0; }
+  // True once the limit is reached and later diagnostics are dropped: work
+  // that only serves a message (a "did you mean" search) can be skipped.
+  bool full() const { return diagnostics_.size() >= limit_; }
   // Orders diagnostics by file, then position, keeping report order on ties.
   void SortByLocation();
 
