@@ -123,20 +123,33 @@ bool Reference(const std::vector<const ast::Policy*>& sources, const Query& q) {
   return allowed && !denied;
 }
 
-bool Compiled(const ir::NetRules& ir, const Query& q) {
-  IpPrefix a;
-  a.v6 = q.v6;
-  a.bytes = q.addr;
-  a.length = q.v6 ? 128 : 32;
-  ir::Protocol proto = q.protocol == ast::Protocol::kTcp   ? ir::Protocol::kTcp
-                       : q.protocol == ast::Protocol::kUdp ? ir::Protocol::kUdp
-                                                           : ir::Protocol::kIcmp;
-  ir::Direction dir =
+// The query in the IR's terms.
+struct IrQuery {
+  IpPrefix addr;
+  ir::Protocol proto;
+  ir::Direction dir;
+};
+
+IrQuery ToIr(const Query& q) {
+  IrQuery out;
+  out.addr.v6 = q.v6;
+  out.addr.bytes = q.addr;
+  out.addr.length = q.v6 ? 128 : 32;
+  out.proto = q.protocol == ast::Protocol::kTcp   ? ir::Protocol::kTcp
+              : q.protocol == ast::Protocol::kUdp ? ir::Protocol::kUdp
+                                                  : ir::Protocol::kIcmp;
+  out.dir =
       q.direction == ast::Direction::kEgress ? ir::Direction::kEgress : ir::Direction::kIngress;
-  return ir.Decide(dir, proto, a, q.port);
+  return out;
 }
 
-std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources, const Query& q) {
+bool Compiled(const ir::NetRules& ir, const Query& q) {
+  IrQuery x = ToIr(q);
+  return ir.Decide(x.dir, x.proto, x.addr, q.port);
+}
+
+std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources,
+                                  const Query& q) {
   std::set<uint32_t> out;
   for (const ast::Policy* p : sources) {
     if (!p->network) continue;
@@ -148,17 +161,9 @@ std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources
 }
 
 std::set<uint32_t> CitedSpans(const ir::NetRules& ir, const Query& q) {
-  IpPrefix a;
-  a.v6 = q.v6;
-  a.bytes = q.addr;
-  a.length = q.v6 ? 128 : 32;
-  ir::Protocol proto = q.protocol == ast::Protocol::kTcp   ? ir::Protocol::kTcp
-                       : q.protocol == ast::Protocol::kUdp ? ir::Protocol::kUdp
-                                                           : ir::Protocol::kIcmp;
-  ir::Direction dir =
-      q.direction == ast::Direction::kEgress ? ir::Direction::kEgress : ir::Direction::kIngress;
+  IrQuery x = ToIr(q);
   std::set<uint32_t> out;
-  for (const ir::FlatRule* f : ir.Matching(dir, proto, &a, nullptr, q.port)) {
+  for (const ir::FlatRule* f : ir.Matching(x.dir, x.proto, &x.addr, nullptr, q.port)) {
     out.insert(f->span.begin);
   }
   return out;

@@ -935,77 +935,7 @@ policy p {
 // ---- the example of language.md -----------------------------------------
 
 // Verbatim from language.md § A complete example.
-constexpr const char* kExample =
-    R"ward(ward 1                                   // language version; optional, default 1
-
-import "std/linux.ward"                  // std/ resolves to the installed policies/std
-import "./registries.ward"               // relative to this file
-
-let workspace  = "/workspace"
-let registries = ["registry.npmjs.org", "pypi.org", "files.pythonhosted.org"]
-let secrets    = ["~/.ssh", "~/.aws", "~/.config/gcloud", "~/.netrc"]
-
-group @agent-extra = [inotify_init1, inotify_add_watch]
-
-policy coding-agent extends linux-base {
-  description "Coding agent that edits one repository and installs packages"
-  labels { team = "platform", tier = "untrusted" }
-
-  filesystem {
-    allow read          "/usr", "/lib", "/etc/ssl", "/etc/resolv.conf"
-    allow read write    workspace
-    allow exec          "/usr/bin", "/usr/local/bin"
-    deny  read write    secrets
-    allow read write    "/tmp"
-  }
-
-  network {
-    allow tcp to registries port 443
-    allow tcp to "*.github.com", "github.com" port 443, 22
-    allow udp to 10.0.0.53 port 53        // the resolver
-    deny      to 169.254.169.254          // cloud metadata, whatever else allows it
-    allow tcp to 10.20.0.0/16 ports 5432, 6379, 8000-8100
-    allow ingress tcp from 10.1.0.0/16 port 8080
-  }
-
-  syscalls {
-    arch x86_64, aarch64
-    default errno EPERM
-    allow @system-service, @agent-extra
-    errno EPERM clone, unshare if arg0 & CLONE_NEWUSER == CLONE_NEWUSER
-    errno ENOSYS clone3
-    errno EAFNOSUPPORT socket if arg0 not in [AF_UNIX, AF_INET, AF_INET6]
-    kill ptrace, bpf, kexec_load, init_module, finit_module,
-         io_uring_setup, io_uring_enter, io_uring_register
-  }
-
-  process {
-    no_new_privileges
-    capabilities drop all
-    user 1000:1000
-    env allow ["PATH", "HOME", "LANG", "TERM"]
-  }
-
-  limits {
-    cpus 2
-    memory 4GiB
-    pids 512
-    open_files 4096
-    disk 10GiB
-  }
-
-  target firecracker {
-    kernel "/var/lib/ward/vmlinux"
-    rootfs "/var/lib/ward/rootfs.ext4" read_only
-    network_rate 100Mbit
-  }
-
-  target kubernetes {
-    namespace "agents"
-    pod_selector { app = "coding-agent" }
-  }
-}
-)ward";
+const std::string kExample = ward::test::ReadTestFile("language/testdata/language_example.ward");
 
 TEST_CASE("the complete example of language.md checks clean", "[parser]") {
   auto r = Clean(kExample, {{"registries.ward",
