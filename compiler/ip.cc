@@ -7,9 +7,11 @@ namespace {
 
 template <typename A, int kBits>
 Range<A> RangeOf(A value, int length) {
-  A host = length >= kBits ? A{0} : (A{1} << (kBits - length)) - 1;
-  // length 0 covers everything; (A{1} << kBits) would overflow.
-  if (length == 0) host = ~A{0};
+  // The host bits; length 0 covers everything (A{1} << kBits would be
+  // undefined, so it is never computed).
+  A host = length >= kBits ? A{0}
+           : length == 0   ? ~A{0}
+                           : static_cast<A>((A{1} << (kBits - length)) - 1);
   return {static_cast<A>(value & ~host), static_cast<A>(value | host)};
 }
 
