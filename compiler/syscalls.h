@@ -1,0 +1,124 @@
+// The IR of the syscalls section (architecture.md § The IR is the heart): per
+// architecture and syscall, pairwise-disjoint argument regions that together
+// cover every input, each with one action. Ward resolves the precedence of
+// language.md § syscalls here; the seccomp backend hands the regions to
+// libseccomp as they are (one rule of SCMP_CMP_MASKED_EQ comparisons each)
+// and never resolves precedence itself.
+//
+// Precedence, per architecture and syscall: rules are pooled from the
+// policy and its bases. (1) Where a rule that names the syscall directly
+// matches, rules that reach it only through a group do not apply; a group
+// rule decides only the calls no direct rule matches (so `allow
+// @system-service` plus `errno EPERM clone if arg0 & CLONE_NEWUSER ==
+// CLONE_NEWUSER` still allows the other clones). (2) Of the rules that
+// apply, the most restrictive action wins; where none applies, the last
+// explicit `default` in extends order (kill when there is none).
+//
+// Canonical form: per (architecture, syscall) the lowering builds the
+// reduced ordered decision diagram of the syscall's action over the bits of
+// its arguments (arg0 from its most significant bit down to bit 0, then
+// arg1, ...; a parameter has only the bits the kernel reads: 32 for an
+// `int`, the architecture's width for a `long`), and the regions are its
+// paths to the leaves, 0-branch first. Equal meanings therefore give equal
+// regions, whatever the rule order, list splitting, redundant rules, or
+// whether rules come from bases.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "language/loader.h"
+#include "language/syscall_facts.h"
+
+namespace ward::ir {
+
+struct SysAction {
+  // From least to most restrictive (language.md, precedence rule 2).
+  enum class Kind { kAllow, kLog, kNotify, kErrno, kTrap, kKillThread, kKill };
+  Kind kind = Kind::kKill;
+  int errno_value = 0;  // kErrno only; 0 for every other kind
+  bool operator==(const SysAction&) const = default;
+};
+
+// "allow", "log", "notify", "errno", "trap", "kill-thread", "kill".
+std::string_view KindName(SysAction::Kind kind);
+// KindName, with the errno number for kErrno: "errno 1".
+std::string ToString(const SysAction& action);
+
+// Holds when (args[arg] & mask) == value. mask has bits only within the
+// parameter's width on the region's architecture, and value only within mask.
+struct ArgTest {
+  int arg = 0;  // 0..5
+  uint64_t mask = 0;
+  uint64_t value = 0;
+  bool operator==(const ArgTest&) const = default;
+};
+
+struct Region {
+  std::vector<ArgTest> tests;  // all must hold; sorted by arg, one per arg; empty: every call
+  SysAction action;
+  // Provenance, not compared: the rules that apply and give this action
+  // somewhere in the region, in pool order; empty when only the default
+  // decides it.
+  std::vector<Span> rules;
+
+  bool Matches(const std::array<uint64_t, 6>& args) const;
+  bool operator==(const Region& o) const { return tests == o.tests && action == o.action; }
+};
+
+struct SyscallRules {
+  std::vector<Arch> arches;  // the effective `arch` list, in AllArches() order
+  SysAction default_action;
+  Span default_span;  // provenance: the deciding `default`; invalid when implicit
+  // Per architecture and syscall name, the regions in canonical order. A
+  // syscall that is absent, or that does not exist on the architecture, has
+  // the default action for every argument.
+  std::map<Arch, std::map<std::string, std::vector<Region>>> syscalls;
+
+  // Canonical equality: provenance is ignored.
+  bool operator==(const SyscallRules& o) const;
+
+  // The region deciding a call (args as raw register values: the bits above
+  // a parameter's width are ignored), or nullptr when the syscall has no
+  // regions there (the default decides) or the architecture is not compiled
+  // for.
+  const Region* Find(Arch arch, const std::string& name, const std::array<uint64_t, 6>& args) const;
+  // The action for a call; kill on an architecture not in `arches`
+  // (language.md: every other architecture kills the process).
+  SysAction Decide(Arch arch, const std::string& name, const std::array<uint64_t, 6>& args) const;
+};
+
+// An error found while lowering, naming two rules (`a` before `b` in the
+// pool): a precedence rule 3 conflict, or a syscall whose conditions need
+// more than kMaxRegions regions on one architecture (a and b are then its
+// first and last conditional rules; they may be the same rule). The
+// lowering still returns a deterministic IR: of two overlapping errno
+// values the larger number wins, and a syscall with too many regions is
+// killed unconditionally.
+struct Conflict {
+  Span a;
+  Span b;
+  std::string message;
+};
+
+// Regions compose multiplicatively across arguments (`arg0 != 1 and arg1 !=
+// 2` needs 64 x 64 of them on 64-bit parameters); past this many for one
+// syscall no BPF filter (4096 instructions at most) could hold them.
+inline constexpr size_t kMaxRegions = 4096;
+
+// Lowers the syscalls sections of `sources` (ExtendsOrder: bases first,
+// the policy last) of a program the checker accepted without errors. Appends
+// errors (at most kMaxConflicts) to `conflicts`: two direct unconditional
+// rules of one policy for the same syscall with different actions; rules
+// with different errno values whose regions overlap on a syscall; a syscall
+// with too many regions. They are checked only for syscalls that exist on
+// an effective architecture; each pair of rules is reported once.
+inline constexpr size_t kMaxConflicts = 100;
+SyscallRules LowerSyscalls(const Program& program, const std::vector<const ast::Policy*>& sources,
+                           std::vector<Conflict>* conflicts);
+
+}  // namespace ward::ir
