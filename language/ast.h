@@ -200,17 +200,17 @@ struct LimitsSection {
 // One raw token of a target block (the grammar keeps them flat).
 struct TargetToken {
   enum Kind { kWord, kString, kList, kBlock } kind = kWord;
-  Value value;                                      // kWord, kString, kList
-  std::vector<std::pair<Name, Value>> block;        // kBlock: `{ k = "v" }`
+  Value value;                                // kWord, kString, kList
+  std::vector<std::pair<Name, Value>> block;  // kBlock: `{ k = "v" }`
   Span span;
 };
 
 struct TargetEntry {
   Name key;
   Span span;
-  Atom value;                                   // a scalar setting
-  std::map<std::string, std::string> labels;    // a `{ k = "v" }` setting
-  std::vector<Name> flags;                      // words after the value
+  Atom value;                                 // a scalar setting
+  std::map<std::string, std::string> labels;  // a `{ k = "v" }` setting
+  std::vector<Name> flags;                    // words after the value
 };
 
 struct TargetSection {

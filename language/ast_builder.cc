@@ -462,8 +462,8 @@ class Builder {
         std::string name = raw.substr(i + 2, close - i - 2);
         Span name_span{file_, at, span.begin + static_cast<uint32_t>(close) + 1};
         if (!IsIdentifier(name)) {
-          sink_.Error(Code::kBadInterpolation, name_span,
-                      "'${" + name + "}' does not name a let", "write ${name}");
+          sink_.Error(Code::kBadInterpolation, name_span, "'${" + name + "}' does not name a let",
+                      "write ${name}");
         }
         if (!literal.empty()) {
           pieces->push_back({false, literal, {file_, literal_begin, at}});

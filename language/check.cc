@@ -53,8 +53,8 @@ void Checker::CollectNames() {
       auto [it, inserted] = policies_.emplace(name.text, PolicyRef{f->id, i});
       if (!inserted) {
         const ast::Policy& first = program_.files[it->second.file]->policies[it->second.index];
-        sink_.Error(Code::kDuplicateName, name.span,
-                    "policy '" + name.text + "' is defined twice", "rename one of them");
+        sink_.Error(Code::kDuplicateName, name.span, "policy '" + name.text + "' is defined twice",
+                    "rename one of them");
         sink_.AddRelated(first.name.span, "first defined here");
       }
     }
@@ -115,9 +115,9 @@ void Checker::ResolveExtends(ast::File& file) {
           }
           close = ClosestMatch(base.text, names);
         }
-        sink_.Error(Code::kUnknownPolicy, base.span, "unknown policy '" + base.text + "'",
-                    close.empty() ? "import the file that defines it"
-                                  : "did you mean '" + close + "'?");
+        sink_.Error(
+            Code::kUnknownPolicy, base.span, "unknown policy '" + base.text + "'",
+            close.empty() ? "import the file that defines it" : "did you mean '" + close + "'?");
         continue;
       }
       if (!Visible(file.id, it->second.file)) {

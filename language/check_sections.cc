@@ -99,9 +99,9 @@ void Checker::CheckUnixRule(ast::NetRule& rule) {
   if (sockets.empty()) ReportEmpty(rule.span, "sockets");
   for (const ast::Atom& atom : sockets) {
     if (atom.kind != ast::ValueKind::kString) {
-      sink_.Error(Code::kTypeMismatch, atom.span,
-                  "expected a unix socket (a string: \"/path\" or \"@name\"), found " +
-                      DescribeAtom(atom));
+      sink_.Error(
+          Code::kTypeMismatch, atom.span,
+          "expected a unix socket (a string: \"/path\" or \"@name\"), found " + DescribeAtom(atom));
       continue;
     }
     const std::string& s = atom.text;
@@ -121,8 +121,8 @@ void Checker::CheckUnixRule(ast::NetRule& rule) {
       continue;
     }
     if (s.find('*') != std::string::npos) {
-      sink_.Error(Code::kInvalidUnixSocket, atom.span,
-                  "unix socket paths cannot contain globs", "name each socket");
+      sink_.Error(Code::kInvalidUnixSocket, atom.span, "unix socket paths cannot contain globs",
+                  "name each socket");
       continue;
     }
     if (NormalisePath(atom, &path)) rule.sockets.push_back({false, path, atom.span});
@@ -132,8 +132,7 @@ void Checker::CheckUnixRule(ast::NetRule& rule) {
 void Checker::CheckPeers(ast::NetRule& rule) {
   const char* keyword = rule.direction == ast::Direction::kEgress ? "to" : "from";
   if (!rule.peer_keyword) {
-    sink_.Error(Code::kMissingPeer, rule.span,
-                std::string("network rule has no `") + keyword + "`",
+    sink_.Error(Code::kMissingPeer, rule.span, std::string("network rule has no `") + keyword + "`",
                 std::string("write `") + keyword + " any` to match every address");
     return;
   }
@@ -264,8 +263,8 @@ void Checker::CheckPorts(ast::NetRule& rule) {
   if (ports.empty()) ReportEmpty(rule.ports_keyword_span, "ports");
   for (const ast::Atom& atom : ports) {
     std::string error;
-    LiteralKind kind = atom.kind == ast::ValueKind::kWord ? Classify(atom.text)
-                                                          : LiteralKind::kOther;
+    LiteralKind kind =
+        atom.kind == ast::ValueKind::kWord ? Classify(atom.text) : LiteralKind::kOther;
     if (kind != LiteralKind::kInteger && kind != LiteralKind::kRange) {
       sink_.Error(Code::kTypeMismatch, atom.span,
                   "expected a port or port range, found " + DescribeAtom(atom));
@@ -301,9 +300,9 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
     for (const ast::Atom& a : atoms) {
       if (a.kind != ast::ValueKind::kWord || !LookupCapability(a.text)) {
         std::string close = sink_.full() ? "" : ClosestMatch(a.text, CapabilityNames());
-        sink_.Error(Code::kUnknownCapability, a.span, "unknown capability '" + a.text + "'",
-                    close.empty() ? "capabilities are written CAP_NAME"
-                                  : "did you mean '" + close + "'?");
+        sink_.Error(
+            Code::kUnknownCapability, a.span, "unknown capability '" + a.text + "'",
+            close.empty() ? "capabilities are written CAP_NAME" : "did you mean '" + close + "'?");
         continue;
       }
       if (seen.insert(a.text).second) caps.names.push_back({a.text, a.span});
@@ -424,9 +423,9 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
           {LiteralKind::kDuration, "a duration such as 30s, 5m or 2h"},
           {LiteralKind::kInteger, "a whole number"},
       };
-      sink_.Error(Code::kTypeMismatch, limit.raw.span,
-                  "'" + limit.key.text + "' expects " + kExamples.at(info->type) + ", found " +
-                      found);
+      sink_.Error(
+          Code::kTypeMismatch, limit.raw.span,
+          "'" + limit.key.text + "' expects " + kExamples.at(info->type) + ", found " + found);
       continue;
     }
     if (*value == 0) {

@@ -48,10 +48,9 @@ void Checker::CheckAction(ast::SysAction& action) {
     return;
   }
   std::string close = sink_.full() ? "" : ClosestMatch(action.errno_text, ErrnoNames());
-  sink_.Error(Code::kUnknownErrno, action.errno_span,
-              "unknown errno '" + action.errno_text + "'",
-              close.empty() ? "write a name such as EPERM, or a number"
-                            : "did you mean '" + close + "'?");
+  sink_.Error(
+      Code::kUnknownErrno, action.errno_span, "unknown errno '" + action.errno_text + "'",
+      close.empty() ? "write a name such as EPERM, or a number" : "did you mean '" + close + "'?");
 }
 
 // `arches` empty: only check that the name exists somewhere.
@@ -78,7 +77,8 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
   }
   std::string missing;
   for (Arch a : arches) {
-    if (!SyscallNumber(a, t.name)) missing += (missing.empty() ? "" : ", ") + std::string(ArchName(a));
+    if (!SyscallNumber(a, t.name))
+      missing += (missing.empty() ? "" : ", ") + std::string(ArchName(a));
   }
   if (!missing.empty()) {
     sink_.Warning(Code::kSyscallNotOnArch, t.span,
@@ -119,8 +119,9 @@ void Checker::CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
     auto sig = SyscallSignature(t.name);
     if (!sig) {
       sink_.Error(Code::kUnknownSignature, cond.arg_name.span,
-                  "the parameters of '" + t.name + "' are not known, so its arguments cannot "
-                  "be filtered",
+                  "the parameters of '" + t.name +
+                      "' are not known, so its arguments cannot "
+                      "be filtered",
                   "language/facts/syscall_signatures.inc lists the known signatures");
       continue;
     }
@@ -178,9 +179,9 @@ void Checker::CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
         }
       }
       if (cond.op == ast::CondOp::kMaskedEq && !fits(cond.mask)) {
-        sink_.Error(Code::kValueOutOfRange, cond.mask.span,
-                    "mask does not fit " + at + ", a " + std::to_string(type.bits) +
-                        "-bit parameter");
+        sink_.Error(
+            Code::kValueOutOfRange, cond.mask.span,
+            "mask does not fit " + at + ", a " + std::to_string(type.bits) + "-bit parameter");
         ok = false;
       }
       if (!ok) break;
@@ -216,8 +217,7 @@ bool Checker::EvaluateExpr(ast::Expr& expr, Arch arch) {
       std::string close = sink_.full() ? "" : ClosestMatch(term.text, ConstantNames());
       sink_.Error(Code::kUnknownConstant, term.span,
                   "unknown constant '" + term.text + "' on " + std::string(ArchName(arch)),
-                  close.empty() ? "write the value as a number"
-                                : "did you mean '" + close + "'?");
+                  close.empty() ? "write the value as a number" : "did you mean '" + close + "'?");
     } else {
       sink_.Error(Code::kTypeMismatch, term.span,
                   "expected an integer or a constant, found " +

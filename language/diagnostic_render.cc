@@ -46,8 +46,8 @@ class TextRenderer {
 
   void Render(const Diagnostic& d) {
     size_t width = GutterWidth(d);
-    Header(d.span, d.severity, std::string(SeverityName(d.severity)) + "[" +
-                                   std::string(CodeString(d.code)) + "]",
+    Header(d.span, d.severity,
+           std::string(SeverityName(d.severity)) + "[" + std::string(CodeString(d.code)) + "]",
            d.message);
     Excerpt(d.span, width);
     for (const Related& r : d.related) {

@@ -161,8 +161,7 @@ std::optional<IpPrefix> ParseIpOrCidr(std::string_view text, std::string* error)
   }
   uint8_t max = p.v6 ? 128 : 32;
   if (length && *length > max) {
-    *error = "prefix length " + std::to_string(*length) + " is longer than " +
-             std::to_string(max);
+    *error = "prefix length " + std::to_string(*length) + " is longer than " + std::to_string(max);
     return std::nullopt;
   }
   p.length = length ? static_cast<uint8_t>(*length) : max;

@@ -28,16 +28,16 @@ struct PortRange {
 
 // What a WORD looks like, for type checks and "expected X, found Y".
 enum class LiteralKind {
-  kInteger,     // 42, 0x2a, -1
-  kRange,       // 8000-8100
-  kDecimal,     // 0.5
-  kIpAddress,   // 10.0.0.1, ::1
-  kCidr,        // 10.0.0.0/8, fd00::/8
-  kSize,        // 4GiB
-  kDuration,    // 30s
-  kRate,        // 100Mbit, 10MiB/s
-  kName,        // identifier-shaped: a let, a constant, a syscall
-  kUidGid,      // 1000:1000
+  kInteger,    // 42, 0x2a, -1
+  kRange,      // 8000-8100
+  kDecimal,    // 0.5
+  kIpAddress,  // 10.0.0.1, ::1
+  kCidr,       // 10.0.0.0/8, fd00::/8
+  kSize,       // 4GiB
+  kDuration,   // 30s
+  kRate,       // 100Mbit, 10MiB/s
+  kName,       // identifier-shaped: a let, a constant, a syscall
+  kUidGid,     // 1000:1000
   kOther,
 };
 
@@ -55,9 +55,9 @@ bool HostBitsSet(const IpPrefix& p, IpPrefix* canonical);
 
 std::optional<PortRange> ParsePortRange(std::string_view text, std::string* error);
 std::optional<int64_t> ParseInteger(std::string_view text, std::string* error);
-std::optional<uint64_t> ParseSize(std::string_view text, std::string* error);          // bytes
-std::optional<uint64_t> ParseDuration(std::string_view text, std::string* error);      // ms
-std::optional<uint64_t> ParseRate(std::string_view text, std::string* error);          // bit/s
-std::optional<uint64_t> ParseMilliUnits(std::string_view text, std::string* error);    // 1.5 -> 1500
+std::optional<uint64_t> ParseSize(std::string_view text, std::string* error);        // bytes
+std::optional<uint64_t> ParseDuration(std::string_view text, std::string* error);    // ms
+std::optional<uint64_t> ParseRate(std::string_view text, std::string* error);        // bit/s
+std::optional<uint64_t> ParseMilliUnits(std::string_view text, std::string* error);  // 1.5 -> 1500
 
 }  // namespace ward

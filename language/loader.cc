@@ -69,9 +69,10 @@ class Loader {
       std::string target = Resolve(imp.path, real, imp.path_span);
       if (target.empty()) continue;
       bool std_import = imp.path.rfind("std/", 0) == 0;
-      std::string shown = std_import || imp.path[0] == '/'
-                              ? imp.path
-                              : (fs::path(display).parent_path() / imp.path).lexically_normal().string();
+      std::string shown =
+          std_import || imp.path[0] == '/'
+              ? imp.path
+              : (fs::path(display).parent_path() / imp.path).lexically_normal().string();
       imp.resolved = Load(target, shown, imp.path_span, is_std || std_import);
     }
     stack_.pop_back();
@@ -118,8 +119,8 @@ class Loader {
   std::string Resolve(const std::string& import, const std::string& importer, Span span) {
     if (import.rfind("std/", 0) == 0) {
       if (program_.std_dir.empty()) {
-        sink_.Error(Code::kStdNotFound, span, "cannot import '" + import +
-                                                  "': the standard library was not found",
+        sink_.Error(Code::kStdNotFound, span,
+                    "cannot import '" + import + "': the standard library was not found",
                     "pass --std DIR or set WARD_STD");
         return {};
       }

@@ -119,8 +119,7 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   // meant it to go on, so "expected allow, deny or }" would mislead.
   static bool MissingComma(WardParser* parser, antlr4::Token* token) {
     auto is_value = [](size_t type) {
-      return type == WardParser::STRING || type == WardParser::WORD ||
-             type == WardParser::GROUPREF;
+      return type == WardParser::STRING || type == WardParser::WORD || type == WardParser::GROUPREF;
     };
     size_t index = token->getTokenIndex();
     if (index == 0 || index > (size_t{1} << 40) || !is_value(token->getType())) return false;

@@ -16,7 +16,6 @@ inline constexpr int kMaxNesting = 64;
 
 // Parses one file already added to `sources`. On a syntax error, reports it
 // and returns nullopt.
-std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id,
-                                   DiagnosticSink& sink);
+std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id, DiagnosticSink& sink);
 
 }  // namespace ward

@@ -50,8 +50,8 @@ const Signature kSignatures[] = {
 
 // tracefs names a few syscalls by the kernel's internal function name.
 const std::map<std::string_view, std::string_view> kTraceNames = {
-    {"stat", "newstat"},   {"lstat", "newlstat"},         {"fstat", "newfstat"},
-    {"uname", "newuname"}, {"sendfile", "sendfile64"},    {"umount2", "umount"},
+    {"stat", "newstat"},   {"lstat", "newlstat"},      {"fstat", "newfstat"},
+    {"uname", "newuname"}, {"sendfile", "sendfile64"}, {"umount2", "umount"},
 };
 
 }  // namespace
@@ -116,8 +116,8 @@ ParamType ClassifyParam(std::string_view c_type, Arch arch) {
   p.c_type = std::string(c_type);
   // Pointer types and typedefs of pointers: the kernel reads what they point
   // to after the filter ran, so they cannot be filtered.
-  static const std::set<std::string> kPointerTypedefs = {
-      "cap_user_header_t", "cap_user_data_t", "__sighandler_t", "caddr_t"};
+  static const std::set<std::string> kPointerTypedefs = {"cap_user_header_t", "cap_user_data_t",
+                                                         "__sighandler_t", "caddr_t"};
   if (t.find('*') != std::string::npos || kPointerTypedefs.count(t)) {
     p.kind = ParamKind::kPointer;
     p.bits = ArchBits(arch);
@@ -129,16 +129,36 @@ ParamType ClassifyParam(std::string_view c_type, Arch arch) {
     bool is_signed;
   };
   static constexpr Scalar kScalars[] = {
-      {"int", 32, true},           {"unsigned int", 32, false},  {"unsigned", 32, false},
-      {"pid_t", 32, true},         {"uid_t", 32, false},         {"gid_t", 32, false},
-      {"u32", 32, false},          {"__u32", 32, false},         {"clockid_t", 32, true},
-      {"timer_t", 32, true},       {"mqd_t", 32, true},          {"key_t", 32, true},
-      {"key_serial_t", 32, true},  {"rwf_t", 32, true},          {"qid_t", 32, false},
-      {"umode_t", 16, false},      {"long", 0, true},            {"unsigned long", 0, false},
-      {"size_t", 0, false},        {"off_t", 0, true},           {"aio_context_t", 0, false},
-      {"loff_t", 64, true},        {"u64", 64, false},           {"__u64", 64, false},
-      {"s64", 64, true},           {"long long", 64, true},      {"unsigned long long", 64, false},
-      {"__kernel_old_time_t", 0, true}, {"__s32", 32, true}, {"enum landlock_rule_type", 32, true},
+      {"int", 32, true},
+      {"unsigned int", 32, false},
+      {"unsigned", 32, false},
+      {"pid_t", 32, true},
+      {"uid_t", 32, false},
+      {"gid_t", 32, false},
+      {"u32", 32, false},
+      {"__u32", 32, false},
+      {"clockid_t", 32, true},
+      {"timer_t", 32, true},
+      {"mqd_t", 32, true},
+      {"key_t", 32, true},
+      {"key_serial_t", 32, true},
+      {"rwf_t", 32, true},
+      {"qid_t", 32, false},
+      {"umode_t", 16, false},
+      {"long", 0, true},
+      {"unsigned long", 0, false},
+      {"size_t", 0, false},
+      {"off_t", 0, true},
+      {"aio_context_t", 0, false},
+      {"loff_t", 64, true},
+      {"u64", 64, false},
+      {"__u64", 64, false},
+      {"s64", 64, true},
+      {"long long", 64, true},
+      {"unsigned long long", 64, false},
+      {"__kernel_old_time_t", 0, true},
+      {"__s32", 32, true},
+      {"enum landlock_rule_type", 32, true},
   };
   for (const Scalar& s : kScalars) {
     if (t == s.name) {

@@ -43,15 +43,14 @@ TEST_CASE("explain --connect: a deny carved out of the allow names the deny") {
   std::string p = PolicyFile();
   Run r = Ward("explain " + p + " --connect 10.20.99.7:8050 --fail-on deny", kStdEnv);
   CHECK(r.status == 1);
-  CHECK(r.out == "deny egress tcp to 10.20.99.7 port 8050\n  " + p +
-                     ":14:5: deny tcp to 10.20.99.0/24\n");
+  CHECK(r.out ==
+        "deny egress tcp to 10.20.99.7 port 8050\n  " + p + ":14:5: deny tcp to 10.20.99.0/24\n");
 }
 
 TEST_CASE("explain --connect: nothing matched is a deny by default") {
   Run r = Ward("explain " + PolicyFile() + " --connect [2001:db8::1]:443", kStdEnv);
   CHECK(r.status == 0);
-  CHECK(r.out ==
-        "deny egress tcp to 2001:db8::1 port 443\n  no rule matched: denied by default\n");
+  CHECK(r.out == "deny egress tcp to 2001:db8::1 port 443\n  no rule matched: denied by default\n");
 }
 
 TEST_CASE("explain --connect: names, --resolve, and the metadata address") {
@@ -63,9 +62,9 @@ TEST_CASE("explain --connect: names, --resolve, and the metadata address") {
                         "consulted (give --resolve api.github.com=IP to add the address rules)\n");
   Run apex = Ward("explain " + p + " --connect github.com:443", kStdEnv);
   CHECK(apex.out.rfind("deny egress tcp to github.com port 443\n", 0) == 0);
-  Run metadata =
-      Ward("explain " + p + " --connect api.github.com:443 --resolve api.github.com=169.254.169.254",
-           kStdEnv);
+  Run metadata = Ward(
+      "explain " + p + " --connect api.github.com:443 --resolve api.github.com=169.254.169.254",
+      kStdEnv);
   CHECK(metadata.out == "deny egress tcp to api.github.com (169.254.169.254) port 443\n  " + p +
                             ":13:5: deny to 169.254.169.254\n");
   Run mapped = Ward("explain " + p + " --connect [::ffff:169.254.169.254]:80", kStdEnv);
@@ -106,12 +105,13 @@ TEST_CASE("explain: usage errors exit 2") {
 TEST_CASE("explain --format json") {
   std::string p = PolicyFile();
   Run r = Ward("explain " + p + " --connect 10.20.1.5:5432 --format json", kStdEnv);
-  CHECK(r.out == "{\n  \"version\": 1,\n  \"decision\": \"allow\",\n  \"query\": \"egress tcp to "
-                 "10.20.1.5 port 5432\",\n  \"by_default\": false,\n  \"rules\": [\n    {\n      "
-                 "\"location\": \"" +
-                     p +
-                     ":12:5\",\n      \"text\": \"allow tcp to 10.20.0.0/16 ports 5432, "
-                     "8000-8100\"\n    }\n  ],\n  \"notes\": []\n}\n");
+  CHECK(r.out ==
+        "{\n  \"version\": 1,\n  \"decision\": \"allow\",\n  \"query\": \"egress tcp to "
+        "10.20.1.5 port 5432\",\n  \"by_default\": false,\n  \"rules\": [\n    {\n      "
+        "\"location\": \"" +
+            p +
+            ":12:5\",\n      \"text\": \"allow tcp to 10.20.0.0/16 ports 5432, "
+            "8000-8100\"\n    }\n  ],\n  \"notes\": []\n}\n");
 }
 
 TEST_CASE("ir: deterministic JSON, several policies need --policy") {
@@ -125,7 +125,8 @@ TEST_CASE("ir: deterministic JSON, several policies need --policy") {
   std::string two = WriteTemp("two.ward", "policy a {}\npolicy b {}\n");
   Run r = Ward("ir " + two, kStdEnv);
   CHECK(r.status == 2);
-  CHECK(r.err == "ward: " + two + ": the file holds several policies (a, b): choose one with "
-                                  "--policy NAME\n");
+  CHECK(r.err == "ward: " + two +
+                     ": the file holds several policies (a, b): choose one with "
+                     "--policy NAME\n");
   CHECK(Ward("ir " + two + " --policy b", kStdEnv).status == 0);
 }

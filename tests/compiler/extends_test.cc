@@ -39,7 +39,8 @@ policy e extends c, b {}
 TEST_CASE("extends: a chain of 5,000 policies") {
   std::string text = "abstract policy p0 {}\n";
   for (int i = 1; i < 5000; ++i) {
-    text += "abstract policy p" + std::to_string(i) + " extends p" + std::to_string(i - 1) + " {}\n";
+    text +=
+        "abstract policy p" + std::to_string(i) + " extends p" + std::to_string(i - 1) + " {}\n";
   }
   text += "policy top extends p4999 {}\n";
   auto r = CheckSource(text);

@@ -148,8 +148,7 @@ bool Compiled(const ir::NetRules& ir, const Query& q) {
   return ir.Decide(x.dir, x.proto, x.addr, q.port);
 }
 
-std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources,
-                                  const Query& q) {
+std::set<uint32_t> ReferenceSpans(const std::vector<const ast::Policy*>& sources, const Query& q) {
   std::set<uint32_t> out;
   for (const ast::Policy* p : sources) {
     if (!p->network) continue;
