@@ -122,7 +122,7 @@ void FileRules::BuildIndex() {
         literal += "/" + c;
       }
       if (literal.empty()) literal = "/";
-      index.emplace(literal, &pattern);
+      index.emplace(literal, pattern);
       needs_home_ |= pattern[0] == '~';
     }
   }
@@ -150,7 +150,7 @@ FsDecision FileRules::Decide(const std::string& path, FsRight right,
   std::vector<const std::string*> candidates;
   for (const std::string& root : roots) {
     auto [lo, hi] = index.equal_range(root);
-    for (auto it = lo; it != hi; ++it) candidates.push_back(it->second);
+    for (auto it = lo; it != hi; ++it) candidates.push_back(&it->second);
   }
   // A fixed order, so that equally specific allows are cited the same way.
   std::sort(candidates.begin(), candidates.end(),

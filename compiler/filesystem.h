@@ -49,7 +49,8 @@ struct FileRules {
   // Per right: the literal part of each pattern before its first glob
   // ("/srv/app", "~/.cache", "/") -> the patterns, so Decide looks only at
   // patterns rooted at one of the path's ancestors.
-  std::array<std::multimap<std::string, const std::string*>, 3> index_;
+  // Patterns by value, so copies of FileRules stay valid.
+  std::array<std::multimap<std::string, std::string>, 3> index_;
   bool needs_home_ = false;
 };
 
