@@ -12,8 +12,11 @@ packages=(
   libseccomp-dev libcli11-dev nlohmann-json3-dev
   # the compiler (IDN domains to punycode)
   libidn2-dev
-  # tests
-  catch2
+  # `ward compile` manifests (SHA-256)
+  libssl-dev
+  # tests: Catch2; OCI profiles loaded for real by runc and crun in a
+  # busybox root; published JSON schemas checked with python3-jsonschema
+  catch2 runc crun busybox-static python3-jsonschema python3-yaml
 )
 
 missing=()

@@ -12,5 +12,7 @@ void AddCheckCommand(CLI::App& app, int* exit_code);
 void AddIrCommand(CLI::App& app, int* exit_code);
 // Registers `ward explain`.
 void AddExplainCommand(CLI::App& app, int* exit_code);
+// Registers `ward compile`.
+void AddCompileCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

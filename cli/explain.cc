@@ -1,6 +1,8 @@
 // `ward explain FILE (--connect ... | --listen ... --from ... | --unix ... |
-// --path ... --access ...)`: one decision and the rule behind it.
+// --path ... --access ... | --syscall NAME [--arch A] [--arg N=V]...)`: one
+// decision and the rule behind it.
 #include <charconv>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -18,6 +20,8 @@ struct ExplainFlags {
   OutputFlags output;
   std::optional<std::string> connect, listen, from, unix_target, path, access, home;
   std::vector<std::string> resolve;
+  std::optional<std::string> syscall, arch;
+  std::vector<std::string> args;
   std::string fail_on;
 };
 
@@ -26,6 +30,26 @@ bool ParsePort(const std::string& s, uint16_t* port) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || p != s.data() + s.size() || v < 1 || v > 65535) return false;
   *port = static_cast<uint16_t>(v);
+  return true;
+}
+
+// A syscall argument: decimal, 0x hex, or a negative decimal (two's
+// complement in 64 bits, as a register holds it).
+bool ParseValue(const std::string& s, uint64_t* value) {
+  if (s.empty()) return false;
+  bool negative = s[0] == '-';
+  std::string digits = negative ? s.substr(1) : s;
+  int base = 10;
+  if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+    digits = digits.substr(2);
+    base = 16;
+  }
+  if (digits.empty()) return false;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, base);
+  if (ec != std::errc() || p != digits.data() + digits.size()) return false;
+  if (negative && (base != 10 || v > (uint64_t{1} << 63))) return false;
+  *value = negative ? ~v + 1 : v;
   return true;
 }
 
@@ -66,13 +90,23 @@ bool ParseConnect(std::string s, ir::FlowQuery* q, std::string* error) {
   return !host.empty();
 }
 
+std::string ErrnoName(int value) {
+  const char* name = strerrorname_np(value);
+  return name ? name : std::to_string(value);
+}
+
 void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFlags& output) {
   if (output.format == "json") {
     nlohmann::ordered_json j;
     j["version"] = 1;
     j["decision"] = e.decision;
+    if (e.decision == "errno") {
+      j["errno"] = e.errno_value;
+      j["errno_name"] = ErrnoName(e.errno_value);
+    }
     j["query"] = e.query;
     j["by_default"] = e.by_default();
+    if (e.default_rule.valid()) j["default_rule"] = ir::Where(loaded.sources, e.default_rule);
     nlohmann::ordered_json rules = nlohmann::ordered_json::array();
     for (Span s : e.rules) {
       rules.push_back({{"location", ir::Where(loaded.sources, s)},
@@ -83,8 +117,17 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << e.decision << " " << e.query << "\n";
-  if (e.by_default()) std::cout << "  no rule matched: denied by default\n";
+  std::cout << e.decision;
+  if (e.decision == "errno") std::cout << " " << ErrnoName(e.errno_value);
+  std::cout << " " << e.query << "\n";
+  if (e.by_default() && e.default_rule.valid()) {
+    std::cout << "  no rule matched: the default, " << ir::Where(loaded.sources, e.default_rule)
+              << ": " << loaded.sources.Text(e.default_rule) << "\n";
+  } else if (e.by_default() && e.query.rfind("syscall ", 0) == 0) {
+    std::cout << "  no rule matched\n";
+  } else if (e.by_default()) {
+    std::cout << "  no rule matched: denied by default\n";
+  }
   for (Span s : e.rules) {
     std::string text(loaded.sources.Text(s));
     size_t nl = text.find('\n');
@@ -95,11 +138,38 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
 }
 
 int RunExplain(const ExplainFlags& f) {
-  int questions =
-      f.connect.has_value() + f.listen.has_value() + f.unix_target.has_value() + f.path.has_value();
+  int questions = f.connect.has_value() + f.listen.has_value() + f.unix_target.has_value() +
+                  f.path.has_value() + f.syscall.has_value();
   if (questions != 1) {
-    std::cerr << "ward explain: give exactly one of --connect, --listen, --unix, --path\n";
+    std::cerr << "ward explain: give exactly one of --connect, --listen, --unix, --path, "
+                 "--syscall\n";
     return kUsage;
+  }
+  if (!f.syscall && (f.arch || !f.args.empty())) {
+    std::cerr << "ward explain: --arch and --arg go with --syscall\n";
+    return kUsage;
+  }
+  ir::SyscallQuery sq;
+  if (f.syscall) {
+    sq.name = *f.syscall;
+    sq.arch = f.arch;
+    for (const std::string& a : f.args) {
+      size_t eq = a.find('=');
+      unsigned index = 0;
+      uint64_t value = 0;
+      bool ok = eq != std::string::npos;
+      if (ok) {
+        auto [p, ec] = std::from_chars(a.data(), a.data() + eq, index);
+        ok = ec == std::errc() && p == a.data() + eq && index <= 5 && !sq.args.count(index);
+      }
+      if (ok) ok = ParseValue(a.substr(eq + 1), &value);
+      if (!ok) {
+        std::cerr << "ward explain: --arg takes N=VALUE, N from 0 to 5 once each, VALUE a "
+                     "number (decimal, 0x hex, or negative)\n";
+        return kUsage;
+      }
+      sq.args[static_cast<int>(index)] = value;
+    }
   }
   if (f.listen.has_value() != f.from.has_value()) {
     std::cerr << "ward explain: --listen needs --from ADDR (and --from needs --listen)\n";
@@ -140,6 +210,8 @@ int RunExplain(const ExplainFlags& f) {
     e = ir::ExplainFlow(loaded->ir, q, &error);
   } else if (f.unix_target) {
     e = ir::ExplainUnix(loaded->ir, *f.unix_target);
+  } else if (f.syscall) {
+    e = ir::ExplainSyscall(loaded->ir, sq, &error);
   } else {
     ir::FsRight right = *f.access == "read"    ? ir::FsRight::kRead
                         : *f.access == "write" ? ir::FsRight::kWrite
@@ -151,7 +223,8 @@ int RunExplain(const ExplainFlags& f) {
     return kUsage;
   }
   Print(*e, *loaded, f.output);
-  return f.fail_on == "deny" && e->decision != "allow" ? kFound : kOk;
+  const bool permitted = e->decision == "allow" || e->decision == "log";
+  return f.fail_on == "deny" && !permitted ? kFound : kOk;
 }
 
 }  // namespace
@@ -170,8 +243,11 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--path", f->path, "an absolute path");
   cmd->add_option("--access", f->access, "read, write or exec")
       ->check(CLI::IsMember({"read", "write", "exec"}));
+  cmd->add_option("--syscall", f->syscall, "a syscall name");
+  cmd->add_option("--arch", f->arch, "the syscall's architecture (default: the policy's first)");
+  cmd->add_option("--arg", f->args, "N=VALUE: argument N (0-5) of the syscall; others are 0");
   cmd->add_option("--home", f->home, "the home directory that ~ stands for");
-  cmd->add_option("--fail-on", f->fail_on, "exit 1 when the decision is a deny")
+  cmd->add_option("--fail-on", f->fail_on, "exit 1 when the decision is not allow")
       ->check(CLI::IsMember({"deny"}));
   cmd->add_option("--format", f->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));

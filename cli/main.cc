@@ -2,20 +2,34 @@
 // language/, compiler/, backends/ and enforcers/.
 #include <iostream>
 
+#include "backends/registry.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+
+namespace {
+
+std::string VersionText() {
+  std::string text = std::string("ward ") + WARD_VERSION + "\nbackends:";
+  if (ward::backend::AllBackends().empty()) return text + " none";
+  for (const ward::backend::Backend* b : ward::backend::AllBackends()) {
+    text += " " + std::string(b->name());
+  }
+  return text;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Ward: one policy language for AI-agent sandboxes", "ward"};
   app.require_subcommand(0, 1);
-  app.set_version_flag("--version",
-                       std::string("ward ") + WARD_VERSION + "\nbackends: none enabled yet");
+  app.set_version_flag("--version", VersionText());
   int exit_code = ward::cli::kOk;
 
   // Every subcommand, in one explicit list.
   ward::cli::AddCheckCommand(app, &exit_code);
   ward::cli::AddIrCommand(app, &exit_code);
   ward::cli::AddExplainCommand(app, &exit_code);
+  ward::cli::AddCompileCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

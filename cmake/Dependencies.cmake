@@ -6,6 +6,7 @@ find_program(ANTLR4_TOOL antlr4 REQUIRED)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(nlohmann_json 3 REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
 pkg_check_modules(LIBSECCOMP REQUIRED IMPORTED_TARGET libseccomp>=2.5)
 
 # Backend libraries. A backend whose library is missing is left out with a

@@ -1,19 +1,10 @@
 #include "compiler/explain.h"
 
+#include <algorithm>
+#include <cstdio>
+
 namespace ward::ir {
 namespace {
-
-const char* ProtocolName(Protocol p) {
-  switch (p) {
-    case Protocol::kTcp:
-      return "tcp";
-    case Protocol::kUdp:
-      return "udp";
-    case Protocol::kIcmp:
-      return "icmp";
-  }
-  return "tcp";
-}
 
 void Cite(Explanation& e, const std::vector<const FlatRule*>& rules, bool allow) {
   for (const FlatRule* r : rules) {
@@ -97,6 +88,65 @@ std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& 
   e.decision = d.allow ? "allow" : "deny";
   e.rules = d.rules;
   if (!d.pattern.empty()) e.notes.push_back("most specific pattern: " + d.pattern);
+  return e;
+}
+
+std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQuery& q,
+                                          std::string* error) {
+  const SyscallRules& rules = policy.syscalls;
+  Arch arch = rules.arches.empty() ? kDefaultArch : rules.arches.front();
+  if (q.arch) {
+    std::optional<Arch> parsed = ParseArch(*q.arch);
+    if (!parsed) {
+      *error = "unknown architecture '" + *q.arch + "'";
+      return std::nullopt;
+    }
+    arch = *parsed;
+  }
+  if (!SyscallNumber(arch, q.name)) {
+    *error = SyscallExistsAnywhere(q.name)
+                 ? "syscall '" + q.name + "' does not exist on " + std::string(ArchName(arch))
+                 : "unknown syscall '" + q.name + "'";
+    return std::nullopt;
+  }
+  std::array<uint64_t, 6> args{};
+  std::string shown;
+  for (const auto& [index, value] : q.args) {
+    if (index < 0 || index > 5) {
+      *error = "argument index must be 0 to 5";
+      return std::nullopt;
+    }
+    args[static_cast<size_t>(index)] = value;
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+    shown += (shown.empty() ? "" : ", ") + std::string("arg") + std::to_string(index) + "=" + buf;
+  }
+  Explanation e;
+  e.query = "syscall " + q.name + "(" + shown + ") on " + std::string(ArchName(arch));
+  SysAction action = rules.Decide(arch, q.name, args);
+  e.decision = std::string(KindName(action.kind));
+  e.errno_value = action.errno_value;
+  if (std::find(rules.arches.begin(), rules.arches.end(), arch) == rules.arches.end()) {
+    e.notes.push_back("the policy does not name this architecture: every call is killed");
+    return e;
+  }
+  const Region* region = rules.Find(arch, q.name, args);
+  if (region) e.rules = region->rules;
+  if (e.rules.empty()) {
+    e.default_rule = rules.default_span;
+    if (!e.default_rule.valid()) e.notes.push_back("the policy gives no `default`: kill");
+  }
+  if (region && !region->tests.empty()) {
+    std::string cond;
+    for (const ArgTest& t : region->tests) {
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "arg%d & 0x%llx == 0x%llx", t.arg,
+                    static_cast<unsigned long long>(t.mask),
+                    static_cast<unsigned long long>(t.value));
+      cond += (cond.empty() ? "" : " and ") + std::string(buf);
+    }
+    e.notes.push_back("argument region: " + cond);
+  }
   return e;
 }
 

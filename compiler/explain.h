@@ -16,6 +16,8 @@ struct Explanation {
   std::string query;        // the question, restated: "egress tcp 10.0.0.1 port 443"
   std::vector<Span> rules;  // the deciding rules; empty when by default
   std::vector<std::string> notes;
+  int errno_value = 0;  // the errno a syscall `errno` decision returns
+  Span default_rule;    // syscalls: the `default` that decided (when by default)
   bool by_default() const { return rules.empty(); }
 };
 
@@ -34,5 +36,17 @@ Explanation ExplainUnix(const Policy& policy, const std::string& target);
 // `home` is required when the policy has `~` rules (*error says so).
 std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& path, FsRight right,
                                        const std::optional<std::string>& home, std::string* error);
+
+struct SyscallQuery {
+  std::string name;
+  std::optional<std::string> arch;  // default: the policy's first architecture
+  std::map<int, uint64_t> args;     // argument index (0-5) -> raw register value; others 0
+};
+
+// The action for one call: decision is the action's name ("allow", "errno",
+// "kill", ...), errno_value set for errno. A syscall unknown on the
+// architecture is an error; an architecture the policy does not name kills.
+std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQuery& query,
+                                          std::string* error);
 
 }  // namespace ward::ir

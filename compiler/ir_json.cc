@@ -1,5 +1,7 @@
 #include "compiler/ir_json.h"
 
+#include <cstdio>
+
 namespace ward::ir {
 namespace {
 
@@ -81,6 +83,55 @@ ordered_json Process(const ProcessRules& p) {
 
 }  // namespace
 
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+ordered_json Action(const SysAction& a) {
+  ordered_json j;
+  j["action"] = std::string(KindName(a.kind));
+  if (a.kind == SysAction::Kind::kErrno) j["errno"] = a.errno_value;
+  return j;
+}
+
+ordered_json Syscalls(const SyscallRules& s, const SourceManager& sources) {
+  ordered_json j;
+  ordered_json arches = ordered_json::array();
+  for (Arch a : s.arches) arches.push_back(std::string(ArchName(a)));
+  j["arches"] = std::move(arches);
+  ordered_json def = Action(s.default_action);
+  def["rules"] = Spans(
+      sources, s.default_span.valid() ? std::vector<Span>{s.default_span} : std::vector<Span>{});
+  j["default"] = std::move(def);
+  ordered_json by_arch = ordered_json::object();
+  for (const auto& [arch, calls] : s.syscalls) {
+    ordered_json per = ordered_json::object();
+    for (const auto& [name, regions] : calls) {
+      ordered_json list = ordered_json::array();
+      for (const Region& r : regions) {
+        ordered_json rj = Action(r.action);
+        ordered_json tests = ordered_json::array();
+        for (const ArgTest& t : r.tests) {
+          tests.push_back({{"arg", t.arg}, {"mask", Hex(t.mask)}, {"value", Hex(t.value)}});
+        }
+        rj["when"] = std::move(tests);
+        rj["rules"] = Spans(sources, r.rules);
+        list.push_back(std::move(rj));
+      }
+      per[name] = std::move(list);
+    }
+    by_arch[std::string(ArchName(arch))] = std::move(per);
+  }
+  j["by_arch"] = std::move(by_arch);
+  return j;
+}
+
+}  // namespace
+
 std::string Where(const SourceManager& sources, Span span) {
   if (!span.valid()) return "";
   Location loc = sources.LocationOf(span.file, span.begin);
@@ -100,6 +151,7 @@ nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources
   net["ingress"] = DirectionJson(policy.network.ingress, policy.network.ingress_domains);
   net["unix"] = {{"paths", policy.network.unix_paths}, {"abstract", policy.network.unix_abstract}};
   j["network"] = std::move(net);
+  j["syscalls"] = Syscalls(policy.syscalls, sources);
   j["process"] = Process(policy.process);
   ordered_json limits = ordered_json::object();
   for (const auto& [key, v] : policy.limits) limits[key] = v.value;

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 
 #include "compiler/policy.h"
 
@@ -11,6 +13,13 @@ namespace ward::ir {
 inline constexpr int kIrJsonVersion = 1;
 
 nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources);
+
+// The reverse, for IR received from elsewhere (agent bundles): lossless for
+// the canonical form, FromJson(ToJson(p)) == p; provenance is not restored.
+// Untrusted input: malformed JSON or a broken invariant (overlapping pieces,
+// syscall regions that overlap or do not cover every input) is an error
+// naming the field, never a crash or a partial policy.
+std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error);
 
 // "file:line:col" for a span.
 std::string Where(const SourceManager& sources, Span span);

@@ -303,6 +303,8 @@ const Piece<A>& Find(const std::vector<Piece<A>>& pieces, A addr) {
   return *std::prev(it);
 }
 
+}  // namespace
+
 bool DomainMatches(const std::string& pattern, const std::string& name) {
   if (pattern.rfind("*.", 0) != 0) return pattern == name;
   std::string suffix = pattern.substr(1);  // ".example.com"
@@ -310,7 +312,17 @@ bool DomainMatches(const std::string& pattern, const std::string& name) {
          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-}  // namespace
+const char* ProtocolName(Protocol p) {
+  switch (p) {
+    case Protocol::kTcp:
+      return "tcp";
+    case Protocol::kUdp:
+      return "udp";
+    case Protocol::kIcmp:
+      return "icmp";
+  }
+  return "tcp";
+}
 
 bool NetRules::operator==(const NetRules& o) const {
   return egress == o.egress && ingress == o.ingress && egress_domains == o.egress_domains &&

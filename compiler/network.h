@@ -143,5 +143,9 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections);
 
 // Lower-cases and strips the trailing dot; IDN labels to punycode.
 std::string NormaliseDomain(const std::string& name);
+// Whether a normalised name matches a domain pattern: `*.s` matches the names
+// strictly under s (never s itself), anything else only itself.
+bool DomainMatches(const std::string& pattern, const std::string& name);
+const char* ProtocolName(Protocol p);  // "tcp", "udp", "icmp"
 
 }  // namespace ward::ir

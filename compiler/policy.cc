@@ -4,7 +4,7 @@
 
 namespace ward::ir {
 
-Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink&) {
+Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink& sink) {
   std::vector<const ast::Policy*> sources = ExtendsOrder(program, policy);
   std::vector<const ast::FilesystemSection*> fs;
   std::vector<const ast::NetworkSection*> net;
@@ -17,6 +17,13 @@ Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink&)
   ir.metadata = LowerMetadata(sources);
   ir.filesystem = LowerFilesystem(fs);
   ir.network = LowerNetwork(net);
+  std::vector<Conflict> conflicts;
+  ir.syscalls = LowerSyscalls(program, sources, &conflicts);
+  for (const Conflict& c : conflicts) {
+    sink.Error(Code::kSyscallConflict, c.b, c.message,
+               "make the rules agree, or narrow one so that they no longer overlap");
+    if (c.a.file != c.b.file || c.a.begin != c.b.begin) sink.AddRelated(c.a, "the other rule");
+  }
   ir.process = LowerProcess(sources);
   ir.limits = LowerLimits(sources);
   ir.targets = LowerTargets(sources);

@@ -10,6 +10,7 @@
 #include "compiler/filesystem.h"
 #include "compiler/network.h"
 #include "compiler/process.h"
+#include "compiler/syscalls.h"
 #include "language/diagnostics.h"
 #include "language/loader.h"
 
@@ -20,18 +21,21 @@ struct Policy {
   Metadata metadata;
   FileRules filesystem;
   NetRules network;
+  SyscallRules syscalls;
   ProcessRules process;
   Limits limits;
   Targets targets;
 
   bool operator==(const Policy& o) const {
     return metadata == o.metadata && filesystem == o.filesystem && network == o.network &&
+           syscalls == o.syscalls &&
            process == o.process && limits == o.limits && targets == o.targets;
   }
 };
 
 // Lowers one checked policy (the program must have no errors). Semantic
-// errors found only now (syscall conflicts) go to `sink`.
+// errors found only now (syscall conflicts, W1043, naming both rules) go to
+// `sink`; the IR returned is then deterministic but must not be compiled.
 Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink& sink);
 
 // The non-abstract policies of the program's root files, in order; with a

@@ -63,6 +63,11 @@ enum class Code {
   kInvalidUser,        // W1040
   kSplitArgument,      // W1041
   kEmptyList,          // W1042
+  kSyscallConflict,    // W1043 (found while lowering to the IR)
+  // B3xxx: a backend cannot compile the policy as asked.
+  kUnenforcedSection,  // B3001 (a section no chosen target enforces)
+  kCannotExpress,      // B3002 (the target cannot express a rule exactly)
+  kBypassReopened,     // B3003 (the policy re-opens a closed bypass class)
   kCount,
 };
 

@@ -130,3 +130,99 @@ TEST_CASE("ir: deterministic JSON, several policies need --policy") {
                      "--policy NAME\n");
   CHECK(Ward("ir " + two + " --policy b", kStdEnv).status == 0);
 }
+
+namespace {
+
+const char* kSyscallPolicy = R"(policy sys {
+  syscalls {
+    arch x86_64, aarch64
+    default errno EPERM
+    allow read, write, clone
+    errno EACCES clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER
+    kill socket if arg0 == AF_PACKET
+    allow socket
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("explain --syscall: the action, the deciding rule, and the argument region") {
+  std::string p = WriteTemp("sys.ward", kSyscallPolicy);
+  Run allow = Ward("explain " + p + " --syscall clone --arg 0=0x11", kStdEnv);
+  CHECK(allow.status == 0);
+  CHECK(allow.out == "allow syscall clone(arg0=0x11) on x86_64\n  " + p +
+                         ":5:5: allow read, write, clone\n  note: argument region: arg0 & "
+                         "0x10000000 == 0x0\n");
+  Run errno_ = Ward("explain " + p + " --syscall clone --arg 0=0x10000011 --fail-on deny", kStdEnv);
+  CHECK(errno_.status == 1);
+  CHECK(errno_.out == "errno EACCES syscall clone(arg0=0x10000011) on x86_64\n  " + p +
+                          ":6:5: errno EACCES clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER\n"
+                          "  note: argument region: arg0 & 0x10000000 == 0x10000000\n");
+  // An int parameter is read on its low 32 bits: AF_PACKET with bit 32 set
+  // is still AF_PACKET.
+  Run kill = Ward("explain " + p + " --syscall socket --arg 0=0x100000011", kStdEnv);
+  CHECK(kill.out.rfind("kill syscall socket(arg0=0x100000011) on x86_64\n  " + p +
+                           ":7:5: kill socket if arg0 == AF_PACKET\n",
+                       0) == 0);
+}
+
+TEST_CASE("explain --syscall: the default, another arch, an arch the policy does not name") {
+  std::string p = WriteTemp("sys.ward", kSyscallPolicy);
+  Run def = Ward("explain " + p + " --syscall mount", kStdEnv);
+  CHECK(def.out == "errno EPERM syscall mount() on x86_64\n  no rule matched: the default, " + p +
+                       ":4:5: default errno EPERM\n");
+  Run arm = Ward("explain " + p + " --syscall read --arch aarch64", kStdEnv);
+  CHECK(arm.out.rfind("allow syscall read() on aarch64\n", 0) == 0);
+  Run foreign = Ward("explain " + p + " --syscall read --arch x86", kStdEnv);
+  CHECK(foreign.out ==
+        "kill syscall read() on x86\n  no rule matched\n  note: the policy does not name this "
+        "architecture: every call is killed\n");
+  Run json = Ward("explain " + p + " --syscall mount --format json", kStdEnv);
+  CHECK(json.out.find("\"errno\": 1,\n  \"errno_name\": \"EPERM\"") != std::string::npos);
+  CHECK(json.out.find("\"by_default\": true,\n  \"default_rule\": \"" + p + ":4:5\"") !=
+        std::string::npos);
+}
+
+TEST_CASE("explain --syscall: usage errors exit 2") {
+  std::string p = WriteTemp("sys.ward", kSyscallPolicy);
+  CHECK(Ward("explain " + p + " --syscall nosuch", kStdEnv).err ==
+        "ward explain: unknown syscall 'nosuch'\n");
+  CHECK(Ward("explain " + p + " --syscall open --arch aarch64", kStdEnv).err ==
+        "ward explain: syscall 'open' does not exist on aarch64\n");
+  CHECK(Ward("explain " + p + " --syscall read --arg 6=1", kStdEnv).status == 2);
+  CHECK(Ward("explain " + p + " --syscall read --arg 0=1 --arg 0=2", kStdEnv).status == 2);
+  CHECK(Ward("explain " + p + " --syscall read --arg 0=zz", kStdEnv).status == 2);
+  CHECK(Ward("explain " + p + " --syscall read --arch mips", kStdEnv).status == 2);
+  CHECK(Ward("explain " + p + " --path /x --access read --arch x86", kStdEnv).status == 2);
+  // Negative values are two's complement in 64 bits, as a register holds them.
+  Run neg = Ward("explain " + p + " --syscall read --arg 0=-1", kStdEnv);
+  CHECK(neg.out.rfind("allow syscall read(arg0=0xffffffffffffffff) on x86_64\n", 0) == 0);
+}
+
+TEST_CASE("check and ir: a syscall conflict found while lowering is W1043, naming both rules") {
+  std::string p = WriteTemp("conflict.ward", R"(policy c {
+  syscalls {
+    errno EPERM mkdir if arg1 == 0
+    errno EACCES mkdir if arg1 < 8
+  }
+}
+)");
+  Run r = Ward("ir " + p, kStdEnv);
+  CHECK(r.status == 1);
+  CHECK(r.err.find(p + ":4:5: error[W1043]: overlapping rules give 'mkdir' two errno values: "
+                       "EPERM and EACCES") != std::string::npos);
+  CHECK(r.err.find(p + ":3:5") != std::string::npos);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("ir: the syscall section") {
+  std::string p = WriteTemp("sys.ward", kSyscallPolicy);
+  Run r = Ward("ir " + p, kStdEnv);
+  CHECK(r.status == 0);
+  CHECK(
+      r.out.find("\"syscalls\": {\n    \"arches\": [\n      \"x86_64\",\n      \"aarch64\"\n"
+                 "    ],\n    \"default\": {\n      \"action\": \"errno\",\n      \"errno\": 1,") !=
+      std::string::npos);
+  CHECK(r.out.find("\"mask\": \"0x10000000\"") != std::string::npos);
+}

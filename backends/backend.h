@@ -1,0 +1,54 @@
+// The backend interface (architecture.md § Backends): a backend is a pure
+// function of the IR. Same IR, same bytes: no timestamps, no absolute paths,
+// no iteration over unordered containers. Validation against the real
+// consumer (kernel, runc, libnftables, schemas) lives in tests and in the
+// enforcer layer, never here.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/policy.h"
+#include "language/diagnostics.h"
+
+namespace ward::backend {
+
+// The IR sections a backend can enforce; the manifest names, for each of
+// them, which target enforces it.
+enum class Section { kSyscalls, kFilesystem, kNetwork, kProcess, kLimits };
+inline constexpr Section kAllSections[] = {Section::kSyscalls, Section::kFilesystem,
+                                           Section::kNetwork, Section::kProcess, Section::kLimits};
+std::string_view SectionName(Section section);  // "syscalls", ...
+
+struct Artifact {
+  std::string path;   // relative to the output folder; `/` separated, no `..`
+  std::string bytes;  // written as is
+};
+
+struct Options {
+  // Nothing yet that changes bytes; backends add settings here (never read
+  // the environment or the clock).
+};
+
+struct Result {
+  bool ok = false;  // false: diagnostics say why; artifacts must be ignored
+  std::vector<Artifact> artifacts;
+  // What this compile enforces: usually covers(), less when the policy uses
+  // something the target cannot express (then a warning says so).
+  std::vector<Section> enforced;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;         // "seccomp"
+  virtual std::string_view description() const = 0;  // one line for `-t help`
+  virtual std::vector<Section> covers() const = 0;
+  // Diagnostics are B3xxx (language/codes.h); spans point at the rules
+  // concerned when there are any (the IR's provenance).
+  virtual Result Compile(const ir::Policy& policy, const Options& options,
+                         DiagnosticSink& sink) const = 0;
+};
+
+}  // namespace ward::backend

@@ -1,0 +1,233 @@
+// `ward compile FILE -t TARGET[,TARGET...] -o DIR [--partial]`: artifacts of
+// the chosen backends plus manifest.json saying which target enforces each
+// IR section. Fails closed: any error, and nothing is written.
+#include <openssl/evp.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include "backends/registry.h"
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "compiler/ir_json.h"
+
+namespace ward::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompileFlags {
+  std::string file;
+  std::optional<std::string> policy;
+  std::string std_dir;
+  std::string targets;
+  std::string out_dir;
+  bool partial = false;
+  OutputFlags output;
+};
+
+std::string Sha256(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+    return "";
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
+
+void PrintTargets() {
+  std::cout << "backends:\n";
+  for (const backend::Backend* b : backend::AllBackends()) {
+    std::string covers;
+    for (backend::Section s : b->covers()) {
+      covers += (covers.empty() ? "" : ", ") + std::string(backend::SectionName(s));
+    }
+    std::cout << "  " << b->name() << " - " << b->description() << " (enforces " << covers << ")\n";
+  }
+  std::cout << "profiles (promise the whole policy; --partial to allow gaps):\n";
+  for (const backend::Profile& p : backend::AllProfiles()) {
+    std::cout << "  " << p.name << " - " << p.description << "\n";
+  }
+}
+
+// The backends named by `-t`, in the registry's order; false after a message.
+bool ResolveTargets(const std::string& spec, std::vector<const backend::Backend*>* chosen,
+                    bool* profile) {
+  std::set<std::string_view> names;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string::npos) comma = spec.size();
+    std::string name = spec.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (const backend::Profile* p = backend::FindProfile(name)) {
+      *profile = true;
+      names.insert(p->backends.begin(), p->backends.end());
+    } else if (const backend::Backend* b = backend::FindBackend(name)) {
+      names.insert(b->name());
+    } else {
+      std::cerr << "ward compile: unknown target '" << name << "'; known targets:";
+      for (const backend::Backend* b : backend::AllBackends()) std::cerr << " " << b->name();
+      for (const backend::Profile& p : backend::AllProfiles()) std::cerr << " " << p.name;
+      std::cerr << " (ward compile -t help)\n";
+      return false;
+    }
+  }
+  for (const backend::Backend* b : backend::AllBackends()) {
+    if (names.count(b->name())) chosen->push_back(b);
+  }
+  return true;
+}
+
+bool SafeRelativePath(const std::string& p) {
+  if (p.empty() || p.front() == '/') return false;
+  for (const auto& part : fs::path(p)) {
+    if (part == ".." || part == ".") return false;
+  }
+  return true;
+}
+
+// Writes through a temporary file and a rename, so a reader never sees half
+// an artifact.
+bool WriteFile(const fs::path& path, const std::string& bytes) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  fs::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out.flush()) return false;
+  }
+  fs::rename(tmp, path, ec);
+  return !ec;
+}
+
+int RunCompile(const CompileFlags& flags) {
+  if (flags.targets == "help") {
+    PrintTargets();
+    return kOk;
+  }
+  if (flags.file.empty() || flags.out_dir.empty()) {
+    std::cerr << "ward compile: FILE and -o DIR are required\n";
+    return kUsage;
+  }
+  std::vector<const backend::Backend*> chosen;
+  bool profile = false;
+  if (!ResolveTargets(flags.targets, &chosen, &profile)) return kUsage;
+
+  int exit_code = kOk;
+  auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+  if (!loaded) return exit_code;
+
+  DiagnosticSink& sink = loaded->sink;
+  std::vector<std::pair<const backend::Backend*, backend::Artifact>> artifacts;
+  std::map<backend::Section, std::vector<std::string>> coverage;
+  for (const backend::Backend* b : chosen) {
+    backend::Result r = b->Compile(loaded->ir, backend::Options{}, sink);
+    if (!r.ok) continue;
+    for (backend::Artifact& a : r.artifacts) artifacts.emplace_back(b, std::move(a));
+    for (backend::Section s : r.enforced) coverage[s].push_back(std::string(b->name()));
+  }
+  std::string unenforced;
+  for (backend::Section s : backend::kAllSections) {
+    if (!coverage.count(s))
+      unenforced += (unenforced.empty() ? "" : ", ") + std::string(backend::SectionName(s));
+  }
+  if (!unenforced.empty()) {
+    std::string message = "not enforced by the chosen targets: " + unenforced;
+    if (profile && !flags.partial) {
+      sink.Error(Code::kUnenforcedSection, {}, message,
+                 "a profile promises the whole policy: add targets, or pass --partial");
+    } else {
+      sink.Warning(Code::kUnenforcedSection, {}, message);
+    }
+  }
+  std::set<std::string> paths;
+  for (const auto& [b, a] : artifacts) {
+    if (!SafeRelativePath(a.path) || a.path == "manifest.json" || !paths.insert(a.path).second) {
+      sink.Error(Code::kCannotExpress, {},
+                 "backend " + std::string(b->name()) + " produced a bad artifact path: " + a.path);
+    }
+  }
+  if (!sink.diagnostics().empty()) {
+    OutputFlags text = flags.output;
+    text.format = "text";
+    PrintDiagnostics(loaded->sources, sink, text);
+  }
+  if (sink.has_errors()) {
+    std::cerr << "ward compile: nothing written\n";
+    return kFound;
+  }
+
+  nlohmann::ordered_json manifest;
+  manifest["version"] = 1;
+  manifest["policy"] = loaded->ir.name;
+  manifest["ir_sha256"] = Sha256(ir::ToJson(loaded->ir, loaded->sources).dump());
+  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+  for (const backend::Backend* b : chosen) targets.push_back(std::string(b->name()));
+  manifest["targets"] = targets;
+  std::sort(artifacts.begin(), artifacts.end(),
+            [](const auto& x, const auto& y) { return x.second.path < y.second.path; });
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [b, a] : artifacts) {
+    list.push_back(
+        {{"path", a.path}, {"target", std::string(b->name())}, {"sha256", Sha256(a.bytes)}});
+  }
+  manifest["artifacts"] = list;
+  nlohmann::ordered_json cov = nlohmann::ordered_json::object();
+  for (backend::Section s : backend::kAllSections) {
+    std::string name(backend::SectionName(s));
+    if (coverage.count(s)) {
+      cov[name] = coverage[s];
+    } else {
+      cov[name] = "unenforced";
+    }
+  }
+  manifest["coverage"] = cov;
+
+  const fs::path out(flags.out_dir);
+  for (const auto& [b, a] : artifacts) {
+    if (!WriteFile(out / a.path, a.bytes)) {
+      std::cerr << "ward compile: cannot write " << (out / a.path).string() << "\n";
+      return kUsage;
+    }
+  }
+  if (!WriteFile(out / "manifest.json", manifest.dump(2) + "\n")) {
+    std::cerr << "ward compile: cannot write " << (out / "manifest.json").string() << "\n";
+    return kUsage;
+  }
+  for (const auto& [b, a] : artifacts) std::cout << (out / a.path).string() << "\n";
+  std::cout << (out / "manifest.json").string() << "\n";
+  return kOk;
+}
+
+}  // namespace
+
+void AddCompileCommand(CLI::App& app, int* exit_code) {
+  auto flags = std::make_shared<CompileFlags>();
+  CLI::App* cmd = app.add_subcommand("compile", "Compile a policy for one or more targets");
+  cmd->add_option("file", flags->file, "policy file");
+  cmd->add_option("-t,--target", flags->targets,
+                  "targets, comma-separated (backends or profiles); `help` lists them")
+      ->required();
+  cmd->add_option("-o,--output", flags->out_dir, "output folder (created if missing)");
+  cmd->add_flag("--partial", flags->partial,
+                "with a profile: allow sections no chosen target enforces (a warning)");
+  cmd->add_option("--policy", flags->policy, "the policy, when the file holds several");
+  cmd->add_option("--std", flags->std_dir, "standard library folder");
+  cmd->add_option("--color", flags->output.color, "colour: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->callback([flags, exit_code] { *exit_code = RunCompile(*flags); });
+}
+
+}  // namespace ward::cli
