@@ -87,6 +87,58 @@ int CompareSpecificity(const std::string& a, const std::string& b) {
   return 0;
 }
 
+namespace {
+
+bool IsAncestorOrSelf(const std::string& a, const std::string& b) {
+  return a == "/" || a == b ||
+         (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '/');
+}
+
+// Canonical form: drops the literal absolute patterns that decide nothing
+// (removing them changes no decision), so that redundant rules do not make
+// equal meanings unequal. P is redundant when its nearest literal ancestor
+// pattern has the same verdict (none: the default deny), no glob could match
+// P or anything under it, and no `~` pattern exists for the right (the home
+// directory may lie anywhere). Transitive: a chain of equal verdicts goes at
+// once. Conservative: what it keeps may still be redundant.
+void RemoveRedundant(std::map<std::string, FsVerdict>& rules) {
+  std::vector<std::string> globs;
+  for (const auto& [pattern, verdict] : rules) {
+    if (pattern[0] == '~') return;
+    if (pattern.find('*') == std::string::npos) continue;
+    std::string literal;
+    for (const std::string& c : Components(pattern)) {
+      if (c.find('*') != std::string::npos) break;
+      literal += "/" + c;
+    }
+    globs.push_back(literal.empty() ? "/" : literal);
+  }
+  std::vector<std::string> redundant;
+  for (const auto& [pattern, verdict] : rules) {
+    if (pattern.find('*') != std::string::npos) continue;
+    bool glob_near = false;
+    for (const std::string& g : globs) {
+      glob_near = glob_near || IsAncestorOrSelf(g, pattern) || IsAncestorOrSelf(pattern, g);
+    }
+    if (glob_near) continue;
+    bool inherited = false;  // the default
+    std::string up = pattern;
+    while (up != "/") {
+      size_t slash = up.rfind('/');
+      up = slash == 0 ? "/" : up.substr(0, slash);
+      auto it = rules.find(up);
+      if (it != rules.end()) {
+        inherited = it->second.allow;
+        break;
+      }
+    }
+    if (inherited == verdict.allow) redundant.push_back(pattern);
+  }
+  for (const std::string& p : redundant) rules.erase(p);
+}
+
+}  // namespace
+
 FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sections) {
   FileRules ir;
   for (const ast::FilesystemSection* section : sections) {
@@ -106,6 +158,7 @@ FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sect
       }
     }
   }
+  for (auto& per_right : ir.rules) RemoveRedundant(per_right);
   ir.BuildIndex();
   return ir;
 }

@@ -176,6 +176,43 @@ TEST_CASE("order and list splitting do not change the IR") {
   CHECK(a.ir == b.ir);
 }
 
+TEST_CASE("redundant rules do not change the IR") {
+  auto a = Lower(R"(policy p { filesystem {
+    allow read "/usr"
+    deny read "/usr/secret"
+  } })",
+                 "p");
+  // A deeper allow under an allow, a deny under a deny, a deny of nothing.
+  auto b = Lower(R"(policy p { filesystem {
+    allow read "/usr", "/usr/lib", "/usr/lib/x"
+    deny read "/usr/secret", "/usr/secret/key"
+    deny read "/opt", "/"
+  } })",
+                 "p");
+  CHECK(a.ir == b.ir);
+  CHECK(b.ir.rules[0].size() == 2);
+  // Kept where it decides: a glob could match under it, or `~` is in play.
+  auto g = Lower(R"(policy p { filesystem {
+    allow read "/srv", "/srv/app"
+    deny read "/srv/*/secret"
+  } })",
+                 "p");
+  CHECK(g.ir.rules[0].count("/srv/app") == 1);
+  auto h = Lower(R"(policy p { filesystem {
+    allow read "/home", "/home/alice"
+    deny read "~/.ssh"
+  } })",
+                 "p");
+  CHECK(h.ir.rules[0].count("/home/alice") == 1);
+  // A literal sibling named like a prefix is not an ancestor.
+  auto s = Lower(R"(policy p { filesystem {
+    allow read "/srv/notes"
+    allow read "/srv/notesX/a"
+  } })",
+                 "p");
+  CHECK(s.ir.rules[0].size() == 2);
+}
+
 TEST_CASE("property: Decide agrees with the reference evaluator") {
   std::random_device rd;
   const uint32_t seed = std::getenv("WARD_SEED") ? std::stoul(std::getenv("WARD_SEED")) : rd();
