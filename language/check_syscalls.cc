@@ -134,6 +134,15 @@ void Checker::CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
     for (Arch arch : arches) {
       ParamType type = ClassifyParam((*sig)[cond.arg], arch);
       std::string at = "'" + t.name + "' " + a + " (" + type.c_type + ")";
+      if (ParamOrderDiffers(t.name, cond.arg, arch)) {
+        sink_.Error(Code::kArgOrderDiffers, cond.arg_name.span,
+                    "'" + t.name + "' " + a + " is another parameter on " +
+                        std::string(ArchName(arch)) + " than on x86_64 (the kernel orders " +
+                        t.name + "'s parameters differently there)",
+                    "filter this argument in a policy whose `arch` lists only architectures "
+                    "with x86_64's order");
+        break;
+      }
       if (type.kind == ParamKind::kPointer) {
         sink_.Error(Code::kPointerArgument, cond.arg_name.span,
                     at + " is a pointer and cannot be filtered",

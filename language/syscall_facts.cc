@@ -108,6 +108,23 @@ std::optional<std::vector<std::string>> SyscallSignature(std::string_view name) 
   return std::vector<std::string>(it->args.begin(), it->args.end());
 }
 
+bool ParamOrderDiffers(std::string_view name, int arg, Arch arch) {
+  if (name != "clone") return false;
+  switch (arch) {
+    case Arch::kS390x:
+      return arg == 0 || arg == 1;
+    case Arch::kX86:
+    case Arch::kArm:
+    case Arch::kPpc64le:
+      return arg == 3 || arg == 4;
+    case Arch::kX86_64:
+    case Arch::kAarch64:
+    case Arch::kRiscv64:
+      return false;
+  }
+  return true;
+}
+
 ParamType ClassifyParam(std::string_view c_type, Arch arch) {
   std::string t(c_type);
   // `const` does not change how the value is passed.

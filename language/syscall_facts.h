@@ -39,6 +39,13 @@ struct ParamType {
 // The C types of the syscall's parameters, or nullopt when the table has no
 // entry (the syscall does not exist on the kernel it was generated from).
 std::optional<std::vector<std::string>> SyscallSignature(std::string_view name);
+// True when parameter `arg` of the syscall is not the table's parameter on
+// `arch` (the table follows x86_64): clone's order differs where the kernel
+// is built with CLONE_BACKWARDS (x86, arm, ppc64le: tls and child_tid
+// swapped, args 3 and 4) or CLONE_BACKWARDS2 (s390x: newsp and flags
+// swapped, args 0 and 1). A condition there would test another value than
+// the one the policy names, so the checker refuses it (W1044).
+bool ParamOrderDiffers(std::string_view name, int arg, Arch arch);
 // How `arch` passes a parameter of this C type.
 ParamType ClassifyParam(std::string_view c_type, Arch arch);
 

@@ -1060,6 +1060,32 @@ TEST_CASE("W1041 split-argument: on a 32-bit architecture, a condition after a 6
 )");
 }
 
+TEST_CASE("W1044 arg-order-differs: clone's flags are arg1 on s390x", "[diagnostics]") {
+  auto r = CheckSource(R"(policy p {
+  syscalls {
+    arch x86_64, s390x
+    errno EPERM clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER
+  }
+}
+)");
+  CHECK(
+      r->text ==
+      R"(test.ward:4:26: error[W1044]: 'clone' arg0 is another parameter on s390x than on x86_64 (the kernel orders clone's parameters differently there)
+ 4 |     errno EPERM clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER
+   |                          ^~~~
+  = hint: filter this argument in a policy whose `arch` lists only architectures with x86_64's order
+)");
+  // The same condition on architectures with x86_64's order is fine.
+  CHECK(CheckSource("policy p { syscalls { arch x86_64, aarch64, riscv64\n"
+                    "errno EPERM clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER } }")
+            ->codes()
+            .empty());
+  // On x86, arm and ppc64le tls (arg3 on x86_64: a pointer there) and
+  // child_tid swap places.
+  CHECK(CheckSource("policy p { syscalls { arch x86_64, x86\n allow clone if arg4 == 0 } }")
+            ->codes() == "W1044");
+}
+
 TEST_CASE("W1042 empty-list: an empty list of values", "[diagnostics]") {
   auto r = CheckSource(R"(let none = []
 
