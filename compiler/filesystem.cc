@@ -1,6 +1,7 @@
 #include "compiler/filesystem.h"
 
 #include <algorithm>
+#include <set>
 
 namespace ward::ir {
 namespace {
@@ -89,11 +90,6 @@ int CompareSpecificity(const std::string& a, const std::string& b) {
 
 namespace {
 
-bool IsAncestorOrSelf(const std::string& a, const std::string& b) {
-  return a == "/" || a == b ||
-         (b.size() > a.size() && b.compare(0, a.size(), a) == 0 && b[a.size()] == '/');
-}
-
 // Canonical form: drops the literal absolute patterns that decide nothing
 // (removing them changes no decision), so that redundant rules do not make
 // equal meanings unequal. P is redundant when its nearest literal ancestor
@@ -102,7 +98,7 @@ bool IsAncestorOrSelf(const std::string& a, const std::string& b) {
 // directory may lie anywhere). Transitive: a chain of equal verdicts goes at
 // once. Conservative: what it keeps may still be redundant.
 void RemoveRedundant(std::map<std::string, FsVerdict>& rules) {
-  std::vector<std::string> globs;
+  std::set<std::string> globs;  // the literal part of each glob pattern
   for (const auto& [pattern, verdict] : rules) {
     if (pattern[0] == '~') return;
     if (pattern.find('*') == std::string::npos) continue;
@@ -111,16 +107,25 @@ void RemoveRedundant(std::map<std::string, FsVerdict>& rules) {
       if (c.find('*') != std::string::npos) break;
       literal += "/" + c;
     }
-    globs.push_back(literal.empty() ? "/" : literal);
+    globs.insert(literal.empty() ? "/" : literal);
   }
+  if (globs.count("/")) return;  // a glob may match anything
   std::vector<std::string> redundant;
   for (const auto& [pattern, verdict] : rules) {
     if (pattern.find('*') != std::string::npos) continue;
-    bool glob_near = false;
-    for (const std::string& g : globs) {
-      glob_near = glob_near || IsAncestorOrSelf(g, pattern) || IsAncestorOrSelf(pattern, g);
+    // A glob rooted at the pattern, under it, or at one of its ancestors.
+    const std::string below = pattern + "/";
+    auto under = globs.lower_bound(below);
+    if ((pattern == "/" && !globs.empty()) || globs.count(pattern) ||
+        (under != globs.end() && under->compare(0, below.size(), below) == 0)) {
+      continue;
     }
-    if (glob_near) continue;
+    bool glob_above = false;
+    for (size_t slash = pattern.rfind('/'); slash != 0 && slash != std::string::npos;
+         slash = pattern.rfind('/', slash - 1)) {
+      glob_above = glob_above || globs.count(pattern.substr(0, slash));
+    }
+    if (glob_above) continue;
     bool inherited = false;  // the default
     std::string up = pattern;
     while (up != "/") {
