@@ -398,8 +398,15 @@ void NetRules::BuildIndex() {
   index_v4_.clear();
   index_v6_.clear();
   unindexed_.clear();
+  domain_index_.clear();
   for (size_t i = 0; i < rules.size(); ++i) {
     const FlatRule& f = rules[i];
+    if (f.peer.kind == ast::PeerKind::kDomain || f.peer.kind == ast::PeerKind::kWildcardDomain) {
+      std::string pattern = (f.peer.kind == ast::PeerKind::kWildcardDomain ? "*." : "") +
+                            NormaliseDomain(f.peer.domain);
+      domain_index_[pattern].push_back(i);
+      continue;
+    }
     if (f.peer.kind != ast::PeerKind::kAddress) {
       unindexed_.push_back(i);
       continue;
@@ -431,6 +438,20 @@ void NetRules::BuildIndex() {
 std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, const IpPrefix* addr,
                                                 const std::string* name, uint16_t port) const {
   std::vector<size_t> candidates = unindexed_;
+  const std::string n = name ? NormaliseDomain(*name) : "";
+  if (name) {
+    // The name itself, then `*.parent` for each parent ("a.b.c": "*.b.c", "*.c").
+    auto add = [&](const std::string& key) {
+      auto it = domain_index_.find(key);
+      if (it != domain_index_.end()) {
+        candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+      }
+    };
+    add(n);
+    for (size_t dot = n.find('.'); dot != std::string::npos; dot = n.find('.', dot + 1)) {
+      add("*" + n.substr(dot));
+    }
+  }
   if (addr) {
     // IPv4 and IPv4-mapped addresses look in the v4 index, others in v6.
     V6 a = addr->v6 ? V6Range(*addr).lo : V6{V4Range(*addr).lo};
@@ -448,7 +469,6 @@ std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, c
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<const FlatRule*> out;
-  std::string n = name ? NormaliseDomain(*name) : "";
   for (size_t i : candidates) {
     const FlatRule& f = rules[i];
     if (f.direction != dir || !f.what.Allows(proto, port)) continue;
@@ -471,12 +491,9 @@ std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, c
         match = addr && PrefixCovers(f.peer.prefix, !f.allow, *addr);
         break;
       case ast::PeerKind::kDomain:
-      case ast::PeerKind::kWildcardDomain: {
-        std::string pattern = (f.peer.kind == ast::PeerKind::kWildcardDomain ? "*." : "") +
-                              NormaliseDomain(f.peer.domain);
-        match = name && DomainMatches(pattern, n);
+      case ast::PeerKind::kWildcardDomain:
+        match = name != nullptr;  // found through domain_index_ by the name
         break;
-      }
     }
     if (match) out.push_back(&f);
   }

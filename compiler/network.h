@@ -135,7 +135,10 @@ struct NetRules {
   };
   std::vector<IndexEntry> index_v4_;  // v4 addresses widened to V6
   std::vector<IndexEntry> index_v6_;
-  std::vector<size_t> unindexed_;  // any, loopback, domains: always checked
+  std::vector<size_t> unindexed_;  // any, loopback: always checked
+  // Domain rules by normalised pattern ("a.b", "*.b"): a name looks up
+  // itself and the wildcard of each of its parents.
+  std::map<std::string, std::vector<size_t>> domain_index_;
 };
 
 // Lowers the pooled network sections of a policy and its bases (bases first).
