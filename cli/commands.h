@@ -14,5 +14,6 @@ void AddIrCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 // Registers `ward compile`.
 void AddCompileCommand(CLI::App& app, int* exit_code);
+void AddDiffCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

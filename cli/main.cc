@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   ward::cli::AddIrCommand(app, &exit_code);
   ward::cli::AddExplainCommand(app, &exit_code);
   ward::cli::AddCompileCommand(app, &exit_code);
+  ward::cli::AddDiffCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

@@ -321,9 +321,13 @@ class Lowerer {
   Lowerer(const std::vector<Pooled>& pool, uint32_t default_code, std::vector<Conflict>* conflicts)
       : pool_(pool), default_code_(default_code), conflicts_(conflicts) {}
 
+  uint32_t default_code() const { return default_code_; }
+
   // The regions of one syscall on one architecture; empty when the default
-  // decides every call.
-  std::vector<Region> Lower(Arch arch, const std::string& name, const std::vector<Use>& uses) {
+  // decides every call, unless `keep_default` (then one region with the
+  // rules behind it). `fallback` decides where no rule applies.
+  std::vector<Region> Lower(Arch arch, const std::string& name, const std::vector<Use>& uses,
+                            uint32_t fallback, bool keep_default = false) {
     std::vector<Active> active = Activate(arch, name, uses);
     CheckUnconditional(name, active);
     CheckErrnoOverlaps(name, active);
@@ -337,9 +341,9 @@ class Lowerer {
     }
     const Node tagged = Combine(parts);
     const Node f = bdd_.MapLeaves(tagged, [&](uint64_t x) -> uint64_t {
-      return CodeOf(x) == kNoRule ? default_code_ : CodeOf(x);
+      return CodeOf(x) == kNoRule ? fallback : CodeOf(x);
     });
-    if (f == bdd_.Leaf(default_code_)) return {};
+    if (f == bdd_.Leaf(default_code_) && !keep_default) return {};
     if (bdd_.CountPaths(f, static_cast<uint32_t>(kMaxRegions + 1)) > kMaxRegions)
       return TooComplex(arch, name, active);
     return Regions(f, tagged);
@@ -550,7 +554,170 @@ class Lowerer {
   size_t reported_ = 0;
 };
 
+// ---- bypass classes ----------------------------------------------------------
+
+struct BypassSyscall {
+  const char* name;
+  Bypass bypass;
+};
+constexpr BypassSyscall kBypassSyscalls[] = {
+    {"io_uring_setup", Bypass::kIoUring},    {"io_uring_enter", Bypass::kIoUring},
+    {"io_uring_register", Bypass::kIoUring}, {"clone3", Bypass::kClone3},
+    {"socketcall", Bypass::kSocketcall},     {"ipc", Bypass::kIpc}};
+
+bool IsBypassProne(const std::string& name) {
+  for (const BypassSyscall& b : kBypassSyscalls) {
+    if (name == b.name) return true;
+  }
+  return false;
+}
+
+bool LetsRun(const SysAction& a) {
+  return a.kind == SysAction::Kind::kAllow || a.kind == SysAction::Kind::kLog;
+}
+
+// Lowers the bypass-prone syscalls of one architecture, after the others
+// (clone3's closure reads clone's regions).
+class BypassCloser {
+ public:
+  BypassCloser(const std::vector<Pooled>& pool,
+               const std::map<std::string, std::vector<Use>>& index, Lowerer& lowerer,
+               SyscallRules& out)
+      : pool_(pool),
+        index_(index),
+        lowerer_(lowerer),
+        probe_(pool, lowerer.default_code(), &scratch_),
+        out_(out) {}
+
+  void Lower(Arch arch) {
+    for (const BypassSyscall& b : kBypassSyscalls) {
+      const std::string name = b.name;
+      if (!SyscallNumber(arch, name)) continue;
+      const std::vector<Use>& uses = UsesOf(name);
+      if (!Closed(arch, b.bypass)) {
+        Store(arch, name, lowerer_.Lower(arch, name, uses, lowerer_.default_code()));
+        continue;
+      }
+      // A group cannot open the syscall; it can still refuse it.
+      std::vector<Use> applying;
+      std::copy_if(uses.begin(), uses.end(), std::back_inserter(applying), [&](const Use& u) {
+        return u.direct || !LetsRun(FromAst(pool_[u.rule].rule->action));
+      });
+      Closure closure{b.bypass, Fallback(b.bypass), {}};
+      std::vector<Region> regions =
+          lowerer_.Lower(arch, name, applying, Encode(closure.fallback), /*keep_default=*/true);
+      for (const Region& r : regions) {
+        if (!LetsRun(r.action)) continue;
+        for (Span s : r.rules) {
+          auto same = [&](Span t) { return t.file == s.file && t.begin == s.begin; };
+          if (std::none_of(closure.reopened.begin(), closure.reopened.end(), same)) {
+            closure.reopened.push_back(s);
+          }
+        }
+      }
+      if (regions.size() == 1 && regions[0].tests.empty() &&
+          regions[0].action == out_.default_action) {
+        regions.clear();
+      }
+      out_.closed[arch].emplace(name, std::move(closure));
+      Store(arch, name, std::move(regions));
+    }
+  }
+
+ private:
+  const std::vector<Use>& UsesOf(const std::string& name) const {
+    auto it = index_.find(name);
+    return it == index_.end() ? none_ : it->second;
+  }
+
+  void Store(Arch arch, const std::string& name, std::vector<Region> regions) {
+    if (!regions.empty()) out_.syscalls[arch].emplace(name, std::move(regions));
+  }
+
+  SysAction Fallback(Bypass bypass) const {
+    if (bypass == Bypass::kClone3 || LetsRun(out_.default_action)) {
+      return {SysAction::Kind::kErrno, kEnosys};
+    }
+    return out_.default_action;
+  }
+
+  bool Closed(Arch arch, Bypass bypass) {
+    switch (bypass) {
+      case Bypass::kIoUring:
+        return true;
+      case Bypass::kClone3: {
+        const auto& per_arch = out_.syscalls[arch];
+        auto clone = per_arch.find("clone");
+        return clone != per_arch.end() && clone->second.size() > 1;
+      }
+      case Bypass::kSocketcall:
+      case Bypass::kIpc:
+        return !Uniform(arch, bypass);
+    }
+    return true;
+  }
+
+  // The multiplexer and every call it reaches are decided unconditionally
+  // with one action.
+  bool Uniform(Arch arch, Bypass bypass) {
+    const std::optional<SysAction> mux =
+        Unconditional(arch, bypass == Bypass::kSocketcall ? "socketcall" : "ipc");
+    if (!mux) return false;
+    for (const std::string& call : MultiplexedCalls(bypass)) {
+      if (Unconditional(arch, call) != mux) return false;
+    }
+    return true;
+  }
+
+  // The syscall's action when it does not depend on the arguments, as if it
+  // existed on the architecture (a call may be reachable only through the
+  // multiplexer there).
+  std::optional<SysAction> Unconditional(Arch arch, const std::string& name) {
+    const std::vector<Use>& uses = UsesOf(name);
+    if (uses.empty()) return out_.default_action;
+    std::vector<Region> regions = probe_.Lower(arch, name, uses, probe_.default_code());
+    if (regions.empty()) return out_.default_action;
+    if (regions.size() == 1 && regions[0].tests.empty()) return regions[0].action;
+    return std::nullopt;
+  }
+
+  const std::vector<Pooled>& pool_;
+  const std::map<std::string, std::vector<Use>>& index_;
+  Lowerer& lowerer_;
+  std::vector<Conflict> scratch_;  // the probe's: reported by lowerer_ where they count
+  Lowerer probe_;
+  SyscallRules& out_;
+  const std::vector<Use> none_;
+};
+
 }  // namespace
+
+std::string_view BypassName(Bypass bypass) {
+  switch (bypass) {
+    case Bypass::kIoUring:
+      return "io_uring";
+    case Bypass::kClone3:
+      return "clone3";
+    case Bypass::kSocketcall:
+      return "socketcall";
+    case Bypass::kIpc:
+      return "ipc";
+  }
+  return "io_uring";
+}
+
+// SYS_SOCKET..SYS_SENDMMSG of linux/net.h, and the SysV IPC calls of ipc(2).
+const std::vector<std::string>& MultiplexedCalls(Bypass bypass) {
+  static const std::vector<std::string> kSocket = {
+      "socket",     "bind",    "connect", "listen",  "accept",   "getsockname", "getpeername",
+      "socketpair", "send",    "recv",    "sendto",  "recvfrom", "shutdown",    "setsockopt",
+      "getsockopt", "sendmsg", "recvmsg", "accept4", "recvmmsg", "sendmmsg"};
+  static const std::vector<std::string> kIpc = {"semop",  "semget", "semctl", "semtimedop",
+                                                "msgsnd", "msgrcv", "msgget", "msgctl",
+                                                "shmat",  "shmdt",  "shmget", "shmctl"};
+  static const std::vector<std::string> kNone;
+  return bypass == Bypass::kSocketcall ? kSocket : bypass == Bypass::kIpc ? kIpc : kNone;
+}
 
 std::string_view KindName(SysAction::Kind kind) {
   switch (kind) {
@@ -621,14 +788,16 @@ SyscallRules LowerSyscalls(const Program& program, const std::vector<const ast::
   GroupExpander groups(program);
   const auto index = IndexRules(pool, groups);
   Lowerer lowerer(pool, Encode(out.default_action), conflicts);
+  BypassCloser closer(pool, index, lowerer, out);
   for (Arch arch : out.arches) {
     std::map<std::string, std::vector<Region>>& per_arch = out.syscalls[arch];
     for (const auto& [name, uses] : index) {
-      if (!SyscallNumber(arch, name)) continue;
-      std::vector<Region> regions = lowerer.Lower(arch, name, uses);
+      if (!SyscallNumber(arch, name) || IsBypassProne(name)) continue;
+      std::vector<Region> regions = lowerer.Lower(arch, name, uses, lowerer.default_code());
       if (!regions.empty()) per_arch.emplace(name, std::move(regions));
     }
-    if (per_arch.empty()) out.syscalls.erase(arch);
+    closer.Lower(arch);
+    if (out.syscalls[arch].empty()) out.syscalls.erase(arch);
   }
   return out;
 }

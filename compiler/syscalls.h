@@ -12,7 +12,8 @@
 // @system-service` plus `errno EPERM clone if arg0 & CLONE_NEWUSER ==
 // CLONE_NEWUSER` still allows the other clones). (2) Of the rules that
 // apply, the most restrictive action wins; where none applies, the last
-// explicit `default` in extends order (kill when there is none).
+// explicit `default` in extends order (kill when there is none). (3) The
+// bypass classes below are closed by default.
 //
 // Canonical form: per (architecture, syscall) the lowering builds the
 // reduced ordered decision diagram of the syscall's action over the bits of
@@ -70,6 +71,40 @@ struct Region {
   bool operator==(const Region& o) const { return tests == o.tests && action == o.action; }
 };
 
+// Bypass classes (language.md § syscalls, "explicitly allowed"): syscalls
+// through which a call the rules filter could be made unfiltered. Where a
+// class is closed, a rule that reaches its syscalls only through a group and
+// would let the call run (allow, log) does not apply to them, and where no
+// other rule applies they get the closure's fallback (so only a rule naming
+// them directly opens them):
+//  - io_uring (io_uring_setup, io_uring_enter, io_uring_register): always
+//    closed, since the operations it submits are not syscalls;
+//  - clone3: closed on an architecture where clone's flags are filtered
+//    (clone has more than one region), since clone3's flags sit behind a
+//    pointer; the fallback is errno ENOSYS whatever the default, so that
+//    libc falls back to clone;
+//  - socketcall, ipc: the multiplexers of the socket and SysV IPC calls,
+//    whose arguments sit behind a pointer; closed on an architecture that
+//    has them unless the multiplexer and every call it reaches (socket,
+//    connect, ... / semop, shmat, ...), whether or not that call has its own
+//    number there, are each decided unconditionally with the same action.
+// The io_uring, socketcall and ipc fallback is the default, or errno ENOSYS
+// when the default lets the call run (allow, log).
+enum class Bypass { kIoUring, kClone3, kSocketcall, kIpc };
+std::string_view BypassName(Bypass bypass);  // "io_uring", "clone3", "socketcall", "ipc"
+// The calls socketcall or ipc reaches, by name (empty for the other classes).
+const std::vector<std::string>& MultiplexedCalls(Bypass bypass);
+
+struct Closure {
+  Bypass bypass = Bypass::kIoUring;
+  SysAction fallback;  // where no rule naming the syscall matches
+  // Provenance: the rules naming the syscall that let some of its calls
+  // run (allow, log), in region order, each once: they re-open the class.
+  std::vector<Span> reopened;
+};
+
+inline constexpr int kEnosys = 38;  // ENOSYS on every architecture Ward compiles for
+
 struct SyscallRules {
   std::vector<Arch> arches;  // the effective `arch` list, in AllArches() order
   SysAction default_action;
@@ -78,6 +113,10 @@ struct SyscallRules {
   // syscall that is absent, or that does not exist on the architecture, has
   // the default action for every argument.
   std::map<Arch, std::map<std::string, std::vector<Region>>> syscalls;
+  // Per architecture and syscall, the bypass-prone syscalls closed there.
+  // Derived from the rules as the regions are (which already hold their
+  // effect), so not compared.
+  std::map<Arch, std::map<std::string, Closure>> closed;
 
   // Canonical equality: provenance is ignored.
   bool operator==(const SyscallRules& o) const;

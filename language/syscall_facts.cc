@@ -67,12 +67,42 @@ std::optional<Arch> ParseArch(std::string_view name) {
   return std::nullopt;
 }
 
+namespace {
+
+// The syscalls that have their own number on `arch`, by name: libseccomp's
+// number-to-name table. Its name-to-number resolver answers a pseudo-number
+// for the socket and SysV IPC calls of architectures with socketcall and
+// ipc multiplexers (x86, ppc64le, s390x), even where the kernel also wires
+// them directly (socket is 359 on x86 since Linux 4.3).
+const std::map<std::string, int>& DirectNumbers(Arch arch) {
+  static const auto tables = [] {
+    std::map<Arch, std::map<std::string, int>> all;
+    for (const ArchInfo& a : kArches) {
+      std::map<std::string, int>& names = all[a.arch];
+      for (int nr = 0; nr < 1024; ++nr) {
+        if (char* n = seccomp_syscall_resolve_num_arch(a.token, nr)) {
+          names.emplace(n, nr);
+          free(n);
+        }
+      }
+    }
+    return all;
+  }();
+  return tables.at(arch);
+}
+
+}  // namespace
+
 std::optional<int> SyscallNumber(Arch arch, std::string_view name) {
   std::string n(name);
   int nr = seccomp_syscall_resolve_name_arch(Info(arch).token, n.c_str());
-  // libseccomp returns negative pseudo-numbers for syscalls an arch lacks.
-  if (nr < 0) return std::nullopt;
-  return nr;
+  if (nr >= 0) return nr;
+  // A negative pseudo-number: the syscall is absent, or only its direct
+  // number was hidden behind a multiplexer.
+  const std::map<std::string, int>& direct = DirectNumbers(arch);
+  auto it = direct.find(n);
+  if (it == direct.end()) return std::nullopt;
+  return it->second;
 }
 
 bool SyscallExistsAnywhere(std::string_view name) {
