@@ -39,20 +39,15 @@ void AddPrefixRanges(const IpPrefix& p, bool deny, IndexedRule* out) {
 IndexedRule Index(const FlatRule& f) {
   IndexedRule out;
   out.rule = &f;
-  IpPrefix all4, all6, lo4, lo6;
-  all6.v6 = lo6.v6 = true;
-  lo4.bytes[0] = 127;
-  lo4.length = 8;
-  lo6.bytes[15] = 1;
-  lo6.length = 128;
+  const PeerPrefixes all = AnyPrefixes(), lo = LoopbackPrefixes();
   switch (f.peer.kind) {
     case ast::PeerKind::kAny:
-      AddPrefixRanges(all4, !f.allow, &out);
-      AddPrefixRanges(all6, !f.allow, &out);
+      AddPrefixRanges(all.v4, !f.allow, &out);
+      AddPrefixRanges(all.v6, !f.allow, &out);
       break;
     case ast::PeerKind::kLoopback:
-      AddPrefixRanges(lo4, !f.allow, &out);
-      AddPrefixRanges(lo6, !f.allow, &out);
+      AddPrefixRanges(lo.v4, !f.allow, &out);
+      AddPrefixRanges(lo.v6, !f.allow, &out);
       break;
     case ast::PeerKind::kAddress:
       AddPrefixRanges(f.peer.prefix, !f.allow, &out);

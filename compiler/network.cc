@@ -251,20 +251,15 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
   for (const FlatRule& f : ir.rules) {
     Sweep& s = sweep[f.direction == Direction::kEgress ? 0 : 1];
     auto& domains = f.direction == Direction::kEgress ? ir.egress_domains : ir.ingress_domains;
-    IpPrefix all4, all6, lo4, lo6;
-    all6.v6 = lo6.v6 = true;
-    lo4.bytes[0] = 127;
-    lo4.length = 8;
-    lo6.bytes[15] = 1;
-    lo6.length = 128;
+    const PeerPrefixes all = AnyPrefixes(), lo = LoopbackPrefixes();
     switch (f.peer.kind) {
       case ast::PeerKind::kAny:
-        AddPrefix(s, all4, f.allow, &f.what);
-        AddPrefix(s, all6, f.allow, &f.what);
+        AddPrefix(s, all.v4, f.allow, &f.what);
+        AddPrefix(s, all.v6, f.allow, &f.what);
         break;
       case ast::PeerKind::kLoopback:
-        AddPrefix(s, lo4, f.allow, &f.what);
-        AddPrefix(s, lo6, f.allow, &f.what);
+        AddPrefix(s, lo.v4, f.allow, &f.what);
+        AddPrefix(s, lo.v6, f.allow, &f.what);
         break;
       case ast::PeerKind::kAddress:
         AddPrefix(s, f.peer.prefix, f.allow, &f.what);
@@ -304,6 +299,22 @@ const Piece<A>& Find(const std::vector<Piece<A>>& pieces, A addr) {
 }
 
 }  // namespace
+
+PeerPrefixes AnyPrefixes() {
+  PeerPrefixes p;
+  p.v6.v6 = true;
+  return p;
+}
+
+PeerPrefixes LoopbackPrefixes() {
+  PeerPrefixes p;
+  p.v4.bytes[0] = 127;
+  p.v4.length = 8;
+  p.v6.v6 = true;
+  p.v6.bytes[15] = 1;
+  p.v6.length = 128;
+  return p;
+}
 
 bool DomainMatches(const std::string& pattern, const std::string& name) {
   if (pattern.rfind("*.", 0) != 0) return pattern == name;
@@ -478,13 +489,9 @@ std::vector<const FlatRule*> NetRules::Matching(Direction dir, Protocol proto, c
         match = true;
         break;
       case ast::PeerKind::kLoopback: {
-        IpPrefix lo4, lo6;
-        lo4.bytes[0] = 127;
-        lo4.length = 8;
-        lo6.v6 = true;
-        lo6.bytes[15] = 1;
-        lo6.length = 128;
-        match = addr && (PrefixCovers(lo4, !f.allow, *addr) || PrefixCovers(lo6, !f.allow, *addr));
+        const PeerPrefixes lo = LoopbackPrefixes();
+        match =
+            addr && (PrefixCovers(lo.v4, !f.allow, *addr) || PrefixCovers(lo.v6, !f.allow, *addr));
         break;
       }
       case ast::PeerKind::kAddress:

@@ -151,4 +151,12 @@ std::string NormaliseDomain(const std::string& name);
 bool DomainMatches(const std::string& pattern, const std::string& name);
 const char* ProtocolName(Protocol p);  // "tcp", "udp", "icmp"
 
+// The addresses the peers `any` (0.0.0.0/0, ::/0) and `loopback`
+// (127.0.0.0/8, ::1) stand for.
+struct PeerPrefixes {
+  IpPrefix v4, v6;
+};
+PeerPrefixes AnyPrefixes();
+PeerPrefixes LoopbackPrefixes();
+
 }  // namespace ward::ir

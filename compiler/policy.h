@@ -28,8 +28,8 @@ struct Policy {
 
   bool operator==(const Policy& o) const {
     return metadata == o.metadata && filesystem == o.filesystem && network == o.network &&
-           syscalls == o.syscalls &&
-           process == o.process && limits == o.limits && targets == o.targets;
+           syscalls == o.syscalls && process == o.process && limits == o.limits &&
+           targets == o.targets;
   }
 };
 
