@@ -15,5 +15,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code);
 // Registers `ward compile`.
 void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddDiffCommand(CLI::App& app, int* exit_code);
+// Registers `ward import`.
+void AddImportCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ward::cli::AddExplainCommand(app, &exit_code);
   ward::cli::AddCompileCommand(app, &exit_code);
   ward::cli::AddDiffCommand(app, &exit_code);
+  ward::cli::AddImportCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

@@ -132,9 +132,26 @@ std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQue
   }
   const Region* region = rules.Find(arch, q.name, args);
   if (region) e.rules = region->rules;
-  if (e.rules.empty()) {
+  auto closed_here = rules.closed.find(arch);
+  const Closure* closure = closed_here != rules.closed.end() && closed_here->second.count(q.name)
+                               ? &closed_here->second.at(q.name)
+                               : nullptr;
+  if (e.rules.empty() && closure && !(closure->fallback == rules.default_action)) {
+    // A closed bypass class: its fallback decided, not the default.
+    const std::string answer = closure->fallback == SysAction{SysAction::Kind::kErrno, kEnosys}
+                                   ? "errno ENOSYS"
+                                   : ToString(closure->fallback);
+    e.notes.push_back(std::string(BypassName(closure->bypass)) +
+                      " is closed: no rule naming it matched, and groups cannot let it run, so "
+                      "it gets " +
+                      answer + " instead of the default");
+  } else if (e.rules.empty()) {
     e.default_rule = rules.default_span;
     if (!e.default_rule.valid()) e.notes.push_back("the policy gives no `default`: kill");
+    if (closure) {
+      e.notes.push_back(std::string(BypassName(closure->bypass)) +
+                        " is closed: groups cannot let it run");
+    }
   }
   if (region && !region->tests.empty()) {
     std::string cond;

@@ -44,6 +44,24 @@ inline Run Ward(const std::string& args, const std::string& env = "") {
   return r;
 }
 
+// Runs a shell command (not ward), capturing stdout and stderr apart.
+inline Run Shell(const std::string& command) {
+  static int counter = 0;
+  std::string dir = ScratchDir();
+  std::string out_file = dir + "/shell-out" + std::to_string(counter);
+  std::string err_file = dir + "/shell-err" + std::to_string(counter++);
+  int raw = std::system((command + " >" + out_file + " 2>" + err_file).c_str());
+  Run r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  auto slurp = [](const std::string& f) {
+    std::ifstream in(f);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  r.out = slurp(out_file);
+  r.err = slurp(err_file);
+  return r;
+}
+
 // Writes a file into the scratch folder and returns its path.
 inline std::string WriteTemp(const std::string& name, const std::string& text) {
   std::string path = ScratchDir() + "/" + name;

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "compiler/explain.h"
 #include "compiler/extends.h"
 #include "compiler/syscalls.h"
 #include "tests/language/frontend_fixture.h"
@@ -254,6 +255,31 @@ TEST_CASE("bypass: a rule naming io_uring re-opens it, and says so") {
   auto k = Lower("policy p { syscalls { default allow \n kill io_uring_setup } }");
   CHECK(Decide(k, "io_uring_setup") == kKill);
   CHECK(Reopened(k, "io_uring_setup").empty());
+}
+
+TEST_CASE("bypass: explain says when a closure decided, not the default") {
+  auto l = Lower(R"(policy p { syscalls {
+    default allow
+    errno EPERM clone if arg0 & CLONE_NEWUSER == CLONE_NEWUSER } })");
+  ir::Policy policy;
+  policy.syscalls = l.ir;
+  std::string error;
+  auto e = ir::ExplainSyscall(policy, {"clone3", std::nullopt, {}}, &error);
+  REQUIRE(e.has_value());
+  CHECK(e->decision == "errno");
+  CHECK(e->errno_value == 38);
+  CHECK(e->rules.empty());
+  CHECK_FALSE(e->default_rule.valid());
+  CHECK(e->notes == std::vector<std::string>{
+                        "clone3 is closed: no rule naming it matched, and groups cannot let it "
+                        "run, so it gets errno ENOSYS instead of the default"});
+  auto d = Lower("policy p { syscalls { default errno EPERM \n allow @system-service } }");
+  policy.syscalls = d.ir;
+  e = ir::ExplainSyscall(policy, {"io_uring_enter", std::nullopt, {}}, &error);
+  REQUIRE(e.has_value());
+  CHECK(e->errno_value == 1);
+  CHECK(d.Text(e->default_rule) == "default errno EPERM");
+  CHECK(e->notes == std::vector<std::string>{"io_uring is closed: groups cannot let it run"});
 }
 
 TEST_CASE("bypass: clone3 answers ENOSYS wherever clone's flags are filtered") {

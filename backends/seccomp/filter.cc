@@ -1,0 +1,329 @@
+#include "backends/seccomp/filter.h"
+
+#include <linux/filter.h>
+#include <seccomp.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace ward::backend::seccomp {
+namespace {
+
+// Actions libseccomp refuses, given to it as stand-ins (Ward never emits
+// TRACE) whose RETs become the real action after export: the default in
+// the one rule that must have it (a multiplexer's, below; libseccomp
+// refuses a rule equal to the default), and errno 4095, which the kernel
+// returns (MAX_ERRNO) but libseccomp 2.5 refuses.
+constexpr uint32_t kDefaultStandIn = SCMP_ACT_TRACE(0xffff);
+constexpr uint32_t kErrno4095StandIn = SCMP_ACT_TRACE(0xfffe);
+constexpr uint32_t kErrno4095 = SCMP_ACT_ERRNO(4095);
+
+uint32_t LibAction(uint32_t action) { return action == kErrno4095 ? kErrno4095StandIn : action; }
+
+std::string PfcText(uint32_t stand_in) {
+  return "action TRACE(" + std::to_string(stand_in & 0xffff) + ");";
+}
+
+// libseccomp checks actions and attributes against the running kernel
+// unless an API level is set; level 6 (all of 2.5.4's) keeps the output
+// independent of the build host. Loading is the enforcer's job, not
+// libseccomp's, so nothing relies on the probe.
+void FixApiLevel() {
+  static std::once_flag once;
+  std::call_once(once, [] { seccomp_api_set(6); });
+}
+
+bool BigEndian(Arch arch) { return arch == Arch::kS390x; }
+
+// libseccomp's rule API takes a syscall in the build host's numbering (a
+// pseudo-number where the host lacks it) and translates it to each filter's
+// architecture by name; a target-architecture number would be misread.
+int ApiNumber(const std::string& name) { return seccomp_syscall_resolve_name(name.c_str()); }
+
+uint32_t Read(const std::string& bytes, size_t at, int size, bool big) {
+  uint32_t v = 0;
+  for (int i = 0; i < size; ++i) {
+    const uint32_t byte = static_cast<unsigned char>(bytes[at + i]);
+    v |= byte << (8 * (big ? size - 1 - i : i));
+  }
+  return v;
+}
+
+void Write32(std::string& bytes, size_t at, uint32_t v, bool big) {
+  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<char>(v >> (8 * (big ? 3 - i : i)));
+}
+
+// Reads what libseccomp exports through a memory file (2.5 exports to a
+// file descriptor only).
+bool Export(scmp_filter_ctx ctx, bool pfc, std::string* out, int* error) {
+  const int fd = memfd_create("ward-seccomp", MFD_CLOEXEC);
+  if (fd < 0) {
+    *error = errno;
+    return false;
+  }
+  const int rc = pfc ? seccomp_export_pfc(ctx, fd) : seccomp_export_bpf(ctx, fd);
+  bool ok = rc == 0 && lseek(fd, 0, SEEK_SET) == 0;
+  *error = rc < 0 ? -rc : errno;
+  char buf[8192];
+  for (ssize_t n; ok && (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      *error = errno;
+      ok = false;
+      break;
+    }
+    out->append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return ok;
+}
+
+class Builder {
+ public:
+  Builder(const ir::SyscallRules& rules, Arch arch, DiagnosticSink& sink)
+      : rules_(rules), arch_(arch), sink_(sink), default_(RetValue(rules.default_action)) {
+    auto per_arch = rules.syscalls.find(arch);
+    if (per_arch != rules.syscalls.end()) syscalls_ = &per_arch->second;
+  }
+
+  ~Builder() {
+    if (ctx_) seccomp_release(ctx_);
+  }
+
+  bool Run(Filter* out) {
+    FixApiLevel();
+    ctx_ = seccomp_init(LibAction(default_));
+    if (!ctx_) return Fail({}, "libseccomp refused the default action");
+    if (!SetUp() || !AddMultiplexers() || !AddRegions()) return false;
+    int error = 0;
+    if (!Export(ctx_, false, &out->bpf, &error) || !Export(ctx_, true, &out->pfc, &error)) {
+      return Fail({}, "libseccomp could not export the filter: " + std::string(strerror(error)));
+    }
+    return Finish(out);
+  }
+
+ private:
+  bool SetUp() {
+    const uint32_t token = AuditArch(arch_);
+    int rc = 0;
+    // One architecture per filter: every other one, x32 included (libseccomp
+    // checks nr >= 0x40000000 on x86_64), takes the bad-arch action, which
+    // kills the process rather than libseccomp's default thread.
+    if (token != seccomp_arch_native()) {
+      // Native first: one filter holds architectures of one byte order only.
+      rc = seccomp_arch_remove(ctx_, SCMP_ARCH_NATIVE);
+      if (rc == 0) rc = seccomp_arch_add(ctx_, token);
+    }
+    if (rc == 0) rc = seccomp_attr_set(ctx_, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+    // A binary tree over syscall numbers: ~10 comparisons to reach any of
+    // ~350 syscalls instead of a linear scan.
+    if (rc == 0) rc = seccomp_attr_set(ctx_, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    // The real errno when an export write fails, not -ECANCELED.
+    if (rc == 0) rc = seccomp_attr_set(ctx_, SCMP_FLTATR_API_SYSRAWRC, 1);
+    if (rc != 0)
+      return Fail({}, "libseccomp: cannot set up the filter: " + std::string(strerror(-rc)));
+    return true;
+  }
+
+  const std::vector<ir::Region>* RegionsOf(const std::string& name) const {
+    if (!syscalls_) return nullptr;
+    auto it = syscalls_->find(name);
+    return it == syscalls_->end() ? nullptr : &it->second;
+  }
+
+  // libseccomp files a rule on a socket or SysV IPC call (socket, semget,
+  // ...) on x86, ppc64le and s390x under the multiplexer too, as
+  // `socketcall(SYS_SOCKET, ...)`, dropping the rule's arg0 test: `allow
+  // socket if arg0 == AF_INET` would allow socketcall(SYS_SOCKET) for any
+  // family. An unconditional rule for a syscall overrides every conditional
+  // one libseccomp holds for it, before or after, so the multiplexer gets
+  // its own (unconditional, see the IR's closure) action as a rule of its
+  // own, even when that is the default.
+  bool AddMultiplexers() {
+    for (ir::Bypass bypass : {ir::Bypass::kSocketcall, ir::Bypass::kIpc}) {
+      const std::string mux(ir::BypassName(bypass));
+      if (!SyscallNumber(arch_, mux)) continue;
+      bool filed_under_mux = false;
+      for (const std::string& call : ir::MultiplexedCalls(bypass)) {
+        filed_under_mux |= SyscallNumber(arch_, call) && RegionsOf(call);
+      }
+      if (!filed_under_mux) continue;
+      const std::vector<ir::Region>* regions = RegionsOf(mux);
+      if (regions && (regions->size() != 1 || !regions->front().tests.empty())) {
+        return Fail(regions->front().rules.empty() ? Span{} : regions->front().rules.front(),
+                    "on " + std::string(ArchName(arch_)) + ", libseccomp merges the rules of " +
+                        "the calls '" + mux + "' multiplexes into its own, so its arguments " +
+                        "cannot be filtered there");
+      }
+      uint32_t action = regions ? RetValue(regions->front().action) : default_;
+      action = action == default_ ? kDefaultStandIn : LibAction(action);
+      const int rc = seccomp_rule_add_array(ctx_, action, ApiNumber(mux), 0, nullptr);
+      if (rc != 0) return Refused(mux, regions ? &regions->front() : nullptr, rc);
+      added_.push_back(mux);
+    }
+    return true;
+  }
+
+  // One rule per region; regions with the default action are left to the
+  // default (libseccomp refuses them). The regions are disjoint, so the
+  // order libseccomp tests them in (by argument, then value, whatever the
+  // order they come in) cannot change a verdict.
+  bool AddRegions() {
+    if (!syscalls_) return true;
+    for (const auto& [name, regions] : *syscalls_) {
+      if (std::find(added_.begin(), added_.end(), name) != added_.end()) continue;
+      const int nr = ApiNumber(name);
+      for (const ir::Region& r : regions) {
+        const uint32_t action = RetValue(r.action);
+        if (action == default_) continue;
+        std::vector<scmp_arg_cmp> cmps;
+        for (const ir::ArgTest& t : r.tests) {
+          cmps.push_back({static_cast<unsigned>(t.arg), SCMP_CMP_MASKED_EQ, t.mask, t.value});
+        }
+        const int rc = seccomp_rule_add_array(ctx_, LibAction(action), nr,
+                                              static_cast<unsigned>(cmps.size()), cmps.data());
+        if (rc != 0) return Refused(name, &r, rc);
+      }
+    }
+    return true;
+  }
+
+  // The stand-ins become the actions they stand for; the size is checked.
+  bool Finish(Filter* out) {
+    const bool big = BigEndian(arch_);
+    if (out->bpf.empty() || out->bpf.size() % sizeof(sock_filter) != 0) {
+      return Fail({}, "libseccomp exported a malformed filter");
+    }
+    const std::pair<uint32_t, uint32_t> stand_ins[] = {{kDefaultStandIn, default_},
+                                                       {kErrno4095StandIn, kErrno4095}};
+    const std::set<uint32_t> expected = ExpectedReturns();
+    const size_t count = out->bpf.size() / sizeof(sock_filter);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t at = i * sizeof(sock_filter);
+      if (Read(out->bpf, at, 2, big) != (BPF_RET | BPF_K)) continue;
+      uint32_t k = Read(out->bpf, at + 4, 4, big);
+      // libseccomp 2.5.4 (and 2.6.1) converts the byte order twice in the
+      // RETs it copies next to far jumps (gen_bpf.c,
+      // _gen_bpf_build_jmp_ret), so a big-endian filter built on a
+      // little-endian host (s390x here) can hold 0x80 for 0x80000000. No
+      // two distinct return values are each other's byte swap.
+      if (!expected.count(k) && expected.count(__builtin_bswap32(k))) k = __builtin_bswap32(k);
+      if (!expected.count(k)) {
+        return Fail({}, "libseccomp emitted an unexpected return value 0x" + Hex(k) + " for " +
+                            std::string(ArchName(arch_)));
+      }
+      for (const auto& [stand_in, real] : stand_ins) {
+        if (k == stand_in) k = real;
+      }
+      Write32(out->bpf, at + 4, k, big);
+    }
+    PatchPfc(&out->pfc);
+    if (count > kMaxInstructions) {
+      return Fail(rules_.default_span, "the filter for " + std::string(ArchName(arch_)) + " has " +
+                                           std::to_string(count) +
+                                           " instructions; the kernel loads at most " +
+                                           std::to_string(kMaxInstructions));
+    }
+    return true;
+  }
+
+  // Every value a RET of this filter may hold, stand-ins included.
+  std::set<uint32_t> ExpectedReturns() const {
+    std::set<uint32_t> out = {default_, LibAction(default_), SCMP_ACT_KILL_PROCESS,
+                              kDefaultStandIn};
+    if (syscalls_) {
+      for (const auto& [name, regions] : *syscalls_) {
+        for (const ir::Region& r : regions) {
+          out.insert(RetValue(r.action));
+          out.insert(LibAction(RetValue(r.action)));
+        }
+      }
+    }
+    return out;
+  }
+
+  static std::string Hex(uint32_t v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%08x", v);
+    return buf;
+  }
+
+  // The dump says what the program does: the default's stand-in becomes the
+  // default's line (itself possibly errno 4095's stand-in, replaced next).
+  static void PatchPfc(std::string* pfc) {
+    static const std::string kMarker = "# default action\n";
+    const size_t at = pfc->rfind(kMarker);
+    if (at == std::string::npos) return;
+    const size_t begin = pfc->find("action ", at);
+    const std::string default_line = pfc->substr(begin, pfc->find('\n', begin) - begin);
+    Replace(pfc, PfcText(kDefaultStandIn), default_line);
+    Replace(pfc, PfcText(kErrno4095StandIn), "action ERRNO(4095);");
+  }
+
+  static void Replace(std::string* text, const std::string& from, const std::string& to) {
+    for (size_t p = 0; (p = text->find(from, p)) != std::string::npos; p += to.size()) {
+      text->replace(p, from.size(), to);
+    }
+  }
+
+  bool Refused(const std::string& name, const ir::Region* region, int rc) {
+    const Span span =
+        region && !region->rules.empty() ? region->rules.front() : rules_.default_span;
+    return Fail(span, "libseccomp refused the rule for '" + name + "' on " +
+                          std::string(ArchName(arch_)) + ": " + strerror(-rc));
+  }
+
+  bool Fail(Span span, const std::string& message) {
+    sink_.Error(Code::kCannotExpress, span, message);
+    return false;
+  }
+
+  const ir::SyscallRules& rules_;
+  const Arch arch_;
+  DiagnosticSink& sink_;
+  const uint32_t default_;
+  const std::map<std::string, std::vector<ir::Region>>* syscalls_ = nullptr;
+  scmp_filter_ctx ctx_ = nullptr;
+  std::vector<std::string> added_;  // multiplexers given their rule first
+};
+
+}  // namespace
+
+uint32_t AuditArch(Arch arch) {
+  return seccomp_arch_resolve_name(std::string(ArchName(arch)).c_str());
+}
+
+uint32_t RetValue(const ir::SysAction& action) {
+  switch (action.kind) {
+    case ir::SysAction::Kind::kAllow:
+      return SCMP_ACT_ALLOW;
+    case ir::SysAction::Kind::kLog:
+      return SCMP_ACT_LOG;
+    case ir::SysAction::Kind::kNotify:
+      return SCMP_ACT_NOTIFY;
+    case ir::SysAction::Kind::kErrno:
+      return SCMP_ACT_ERRNO(static_cast<uint32_t>(action.errno_value));
+    case ir::SysAction::Kind::kTrap:
+      return SCMP_ACT_TRAP;
+    case ir::SysAction::Kind::kKillThread:
+      return SCMP_ACT_KILL_THREAD;
+    case ir::SysAction::Kind::kKill:
+      return SCMP_ACT_KILL_PROCESS;
+  }
+  return SCMP_ACT_KILL_PROCESS;
+}
+
+bool BuildFilter(const ir::SyscallRules& rules, Arch arch, Filter* out, DiagnosticSink& sink) {
+  Builder builder(rules, arch, sink);
+  return builder.Run(out);
+}
+
+}  // namespace ward::backend::seccomp

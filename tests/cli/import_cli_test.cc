@@ -1,0 +1,99 @@
+// `ward import --from docker-seccomp` as a user runs it: stdout or -o, the
+// diagnostics on stderr with their JSON pointers, exit codes, the options
+// that decide includes/excludes, and output that `ward check` accepts.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/cli/run_ward.h"
+
+using ward::test::Run;
+using ward::test::Ward;
+using ward::test::WriteTemp;
+
+namespace {
+
+const std::string kStd = ward::test::kStdEnv;
+
+const char* kProfile = R"({
+  "defaultAction": "SCMP_ACT_ERRNO",
+  "defaultErrnoRet": 1,
+  "architectures": ["SCMP_ARCH_X86_64"],
+  "syscalls": [
+    {"names": ["read", "write", "exit_group"], "action": "SCMP_ACT_ALLOW"},
+    {"names": ["mount"], "action": "SCMP_ACT_ALLOW", "includes": {"caps": ["CAP_SYS_ADMIN"]}},
+    {"names": ["ptrace"], "action": "SCMP_ACT_ALLOW", "includes": {"minKernel": "4.8"}},
+    {"names": ["bogus_call"], "action": "SCMP_ACT_ALLOW"}
+  ]
+})";
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("import: to stdout, warnings on stderr") {
+  const std::string p = WriteTemp("docker-profile.json", kProfile);
+  Run r = Ward("import --from docker-seccomp " + p, kStd);
+  CHECK(r.status == 0);
+  CHECK(r.err == p + "#/syscalls/3: warning: unknown syscall 'bogus_call' is ignored, as runc "
+                     "does\n");
+  CHECK(r.out.find("policy docker-profile {\n"
+                   "    syscalls {\n"
+                   "        arch x86_64\n"
+                   "        default errno EPERM\n"
+                   "        allow read, write, exit_group, ptrace\n"
+                   "    }\n"
+                   "}\n") != std::string::npos);
+}
+
+TEST_CASE("import: -o writes a file that ward check accepts, and ward compile -t oci reads") {
+  const std::string p = WriteTemp("profile2.json", kProfile);
+  const std::string out = ward::test::ScratchDir() + "/imported.ward";
+  Run r = Ward("import --from docker-seccomp " + p + " -o " + out +
+                   " --name web --capabilities CAP_SYS_ADMIN,CAP_CHOWN --kernel 4.4",
+               kStd);
+  CHECK(r.status == 0);
+  CHECK(r.out.empty());
+  const std::string text = Slurp(out);
+  CHECK(text.find("//   capabilities: CAP_CHOWN, CAP_SYS_ADMIN (the policy keeps them)\n"
+                  "//   kernel: 4.4.0\n") != std::string::npos);
+  CHECK(text.find("        allow read, write, exit_group, mount\n") != std::string::npos);
+  CHECK(text.find("ptrace") == std::string::npos);
+  CHECK(text.find("        capabilities keep [CAP_CHOWN, CAP_SYS_ADMIN]\n") != std::string::npos);
+  Run check = Ward("check " + out, kStd);
+  CHECK(check.status == 0);
+  CHECK(check.out == "checked 1 file, 1 policy: 0 errors, 0 warnings\n");
+  Run compile = Ward("compile " + out + " -t oci -o " + ward::test::ScratchDir() + "/web", kStd);
+  CHECK(compile.status == 0);
+}
+
+TEST_CASE("import: a profile Docker would refuse exits 1 and writes nothing") {
+  const std::string p = WriteTemp("bad-profile.json",
+                                  R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [
+                                      {"names": ["read"], "action": "SCMP_ACT_NOPE"}]})");
+  const std::string out = ward::test::ScratchDir() + "/never.ward";
+  Run r = Ward("import --from docker-seccomp " + p + " -o " + out, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.err == p + "#/syscalls/0/action: error: unknown action 'SCMP_ACT_NOPE'\n"
+                     "ward import: nothing written\n");
+  CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("import: usage errors exit 2") {
+  const std::string p = WriteTemp("profile3.json", kProfile);
+  CHECK(Ward("import " + p, kStd).status == 2);                    // --from missing
+  CHECK(Ward("import --from kubernetes " + p, kStd).status == 2);  // unknown format
+  Run missing = Ward("import --from docker-seccomp /nonexistent.json", kStd);
+  CHECK(missing.status == 2);
+  CHECK(missing.err == "ward: /nonexistent.json: no such file\n");
+  Run kernel = Ward("import --from docker-seccomp --kernel new " + p, kStd);
+  CHECK(kernel.status == 2);
+  CHECK(kernel.err == "ward import: --kernel takes MAJOR.MINOR[.PATCH], not 'new'\n");
+  Run name = Ward("import --from docker-seccomp --name 9lives " + p, kStd);
+  CHECK(name.status == 1);
+  CHECK(name.err ==
+        p + ": error: '9lives' is not a valid policy name\nward import: nothing written\n");
+}
