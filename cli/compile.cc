@@ -8,6 +8,7 @@
 #include <iostream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "backends/registry.h"
 #include "cli/commands.h"
@@ -54,6 +55,7 @@ void PrintTargets() {
     std::cout << "  " << b->name() << " - " << b->description() << " (enforces " << covers << ")\n";
   }
   std::cout << "profiles (promise the whole policy; --partial to allow gaps):\n";
+  if (backend::AllProfiles().empty()) std::cout << "  none yet\n";
   for (const backend::Profile& p : backend::AllProfiles()) {
     std::cout << "  " << p.name << " - " << p.description << "\n";
   }
@@ -132,9 +134,23 @@ int RunCompile(const CompileFlags& flags) {
   DiagnosticSink& sink = loaded->sink;
   std::vector<std::pair<const backend::Backend*, backend::Artifact>> artifacts;
   std::map<backend::Section, std::vector<std::string>> coverage;
+  // Backends that enforce the same section say the same things about it
+  // (B3003 from seccomp and oci): each message is printed once.
+  std::set<std::tuple<Code, FileId, uint32_t, uint32_t, std::string>> said;
   for (const backend::Backend* b : chosen) {
-    backend::Result r = b->Compile(loaded->ir, backend::Options{}, sink);
-    if (!r.ok) continue;
+    DiagnosticSink own;
+    backend::Result r = b->Compile(loaded->ir, backend::Options{}, own);
+    for (const Diagnostic& d : own.diagnostics()) {
+      if (said.emplace(d.code, d.span.file, d.span.begin, d.span.end, d.message).second) {
+        sink.Report(d);
+      }
+    }
+    if (!r.ok) {
+      if (!own.has_errors()) {  // fail closed even if a backend forgot to say why
+        sink.Error(Code::kCannotExpress, {}, "backend " + std::string(b->name()) + " failed");
+      }
+      continue;
+    }
     for (backend::Artifact& a : r.artifacts) artifacts.emplace_back(b, std::move(a));
     for (backend::Section s : r.enforced) coverage[s].push_back(std::string(b->name()));
   }

@@ -120,6 +120,23 @@ TEST_CASE("compile -t seccomp: re-opening a bypass class is a warning, and compi
   CHECK(fs::exists(out + "/p.x86_64.bpf"));
 }
 
+TEST_CASE("compile -t seccomp,oci: a warning both backends give is printed once") {
+  const std::string p = WriteTemp("uring2.ward", R"(policy p {
+  syscalls {
+    default allow
+    allow io_uring_setup
+  }
+}
+)");
+  const std::string out = OutDir("seccomp-oci-once");
+  Run r = Ward("compile --color never " + p + " -t seccomp,oci -o " + out, kStdEnv);
+  CHECK(r.status == 0);
+  size_t count = 0;
+  for (size_t at = 0; (at = r.err.find("warning[B3003]", at)) != std::string::npos; ++at) ++count;
+  CHECK(count == 1);
+  CHECK(r.err.find(p + ":4:5: warning[B3003]: this rule re-opens io_uring") == 0);
+}
+
 TEST_CASE("compile -t seccomp: on an error nothing is written") {
   const std::string p = WriteTemp("huge.ward", R"(policy p {
   syscalls {
