@@ -14,9 +14,17 @@ packages=(
   libidn2-dev
   # `ward compile` manifests (SHA-256)
   libssl-dev
+  # `ward lint` configuration (.ward-lint.yaml)
+  libyaml-cpp-dev
   # tests: Catch2; OCI profiles loaded for real by runc and crun in a
   # busybox root; published JSON schemas checked with python3-jsonschema
   catch2 runc crun busybox-static python3-jsonschema python3-yaml
+  # ebpf: BPF programs (clang, above), their skeleton and loader; the tests
+  # use ip(8) for namespaces and routes
+  libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev iproute2
+  # nftables: the backend's library and nft(8) for the tests' read-back; the
+  # tests' namespaces and cgroups (iproute2, util-linux: setpriv)
+  libnftables-dev nftables util-linux
 )
 
 missing=()

@@ -17,5 +17,13 @@ void AddCompileCommand(CLI::App& app, int* exit_code);
 void AddDiffCommand(CLI::App& app, int* exit_code);
 // Registers `ward import`.
 void AddImportCommand(CLI::App& app, int* exit_code);
+// Registers `ward apply`, `ward remove` and `ward status` (cli/apply.cc).
+void AddApplyCommand(CLI::App& app, int* exit_code);
+void AddRemoveCommand(CLI::App& app, int* exit_code);
+void AddStatusCommand(CLI::App& app, int* exit_code);
+// Registers `ward lint` (cli/lint.cc).
+void AddLintCommand(CLI::App& app, int* exit_code);
+// Registers `ward fmt` (cli/fmt.cc).
+void AddFmtCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
   ward::cli::AddCompileCommand(app, &exit_code);
   ward::cli::AddDiffCommand(app, &exit_code);
   ward::cli::AddImportCommand(app, &exit_code);
+  ward::cli::AddFmtCommand(app, &exit_code);
+  ward::cli::AddLintCommand(app, &exit_code);
+  ward::cli::AddApplyCommand(app, &exit_code);
+  ward::cli::AddRemoveCommand(app, &exit_code);
+  ward::cli::AddStatusCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

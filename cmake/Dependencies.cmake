@@ -5,6 +5,7 @@ find_package(antlr4-runtime 4.9 REQUIRED CONFIG)
 find_program(ANTLR4_TOOL antlr4 REQUIRED)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(nlohmann_json 3 REQUIRED CONFIG)
+find_package(yaml-cpp REQUIRED CONFIG)  # ward lint's .ward-lint.yaml
 find_package(PkgConfig REQUIRED)
 find_package(OpenSSL 3 REQUIRED)
 pkg_check_modules(LIBSECCOMP REQUIRED IMPORTED_TARGET libseccomp>=2.5)
@@ -20,6 +21,22 @@ function(ward_backend_dependency name found)
     message(STATUS "backend ${name}: library missing, backend left out")
   endif()
 endfunction()
+
+# nftables: the backend, `ward apply -t nftables` (enforcers/linux/nftables.cc).
+pkg_check_modules(LIBNFTABLES IMPORTED_TARGET libnftables>=1.0)
+ward_backend_dependency(nftables LIBNFTABLES_FOUND)
+
+# ebpf: the BPF programs are built at build time by clang, their skeleton by
+# bpftool, and loaded through libbpf (backends/ebpf, enforcers/linux/ebpf.cc).
+pkg_check_modules(LIBBPF IMPORTED_TARGET libbpf>=1.0)
+find_program(WARD_BPF_CLANG NAMES clang clang-14)
+find_program(WARD_BPFTOOL NAMES bpftool PATHS /usr/sbin /sbin)
+if(LIBBPF_FOUND AND WARD_BPF_CLANG AND WARD_BPFTOOL AND EXISTS /sys/kernel/btf/vmlinux)
+  set(WARD_EBPF_FOUND TRUE)
+else()
+  set(WARD_EBPF_FOUND FALSE)
+endif()
+ward_backend_dependency(ebpf WARD_EBPF_FOUND)
 
 # The ANTLR runtime headers as shipped warn with g++ and do not compile with
 # clang 14 (misc/InterpreterDataReader.h). The shim is an `antlr4-runtime.h`

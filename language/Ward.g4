@@ -160,6 +160,6 @@ WORD        : WORD_START WORD_PART* ;
 fragment WORD_START : [A-Za-z0-9_.:\-] ;
 fragment WORD_PART  : [A-Za-z0-9_.:\-] | '/' [A-Za-z0-9_.:\-] ;
 
-LINE_COMMENT  : ( '//' | '#' ) ~[\r\n]* -> skip ;
-BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+LINE_COMMENT  : ( '//' | '#' ) ~[\r\n]* -> channel(HIDDEN) ;
+BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
 WS            : [ \t\r\n\f]+ -> skip ;

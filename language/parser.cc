@@ -124,6 +124,10 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
     size_t index = token->getTokenIndex();
     if (index == 0 || index > (size_t{1} << 40) || !is_value(token->getType())) return false;
     antlr4::Token* previous = parser->getTokenStream()->get(index - 1);
+    // Comments are on the hidden channel (for `ward fmt`): look past them.
+    while (previous->getChannel() != antlr4::Token::DEFAULT_CHANNEL && --index > 0) {
+      previous = parser->getTokenStream()->get(index - 1);
+    }
     return is_value(previous->getType()) || previous->getType() == WardParser::RBRACKET;
   }
 

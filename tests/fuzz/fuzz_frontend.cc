@@ -4,7 +4,7 @@
 // sanitizers, it checks what every run must satisfy (language.md § Errors):
 // a file that does not parse gets exactly one syntax diagnostic, every span
 // lies inside its file, and the JSON rendering is valid JSON that agrees with
-// the sink.
+// the sink. `ward fmt` runs on every input too (CheckFormat).
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -12,6 +12,7 @@
 #include <string>
 
 #include "language/check.h"
+#include "language/format.h"
 
 namespace {
 
@@ -75,6 +76,28 @@ void CheckJson(const std::string& json, const ward::DiagnosticSink& sink) {
   }
 }
 
+// `ward fmt`: a file that parses formats, and formatting is idempotent
+// (FormatFile itself checks that tokens and comments survive and that the
+// result parses).
+void CheckFormat(const std::string& text) {
+  ward::SourceManager sources;
+  ward::DiagnosticSink sink;
+  std::optional<std::string> once =
+      ward::FormatFile(sources, sources.Add("fuzz.ward", "fuzz.ward", text), sink);
+  if (!once) {
+    if (sink.diagnostics().size() != 1) Fail("fmt refused without exactly one diagnostic", text);
+    if (sink.diagnostics()[0].message.rfind("formatter failure", 0) == 0) {
+      Fail("fmt changed more than layout", text);
+    }
+    return;
+  }
+  ward::SourceManager again;
+  ward::DiagnosticSink sink2;
+  std::optional<std::string> twice =
+      ward::FormatFile(again, again.Add("fuzz.ward", "fuzz.ward", *once), sink2);
+  if (!twice || *twice != *once) Fail("fmt is not idempotent", text + "\n---\n" + *once);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -93,5 +116,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (rendered.empty() != sink.diagnostics().empty()) Fail("RenderText lost diagnostics", text);
   ward::RenderText(sources, sink, ward::RenderOptions{.color = true});
   CheckJson(ward::RenderJson(sources, sink), sink);
+  CheckFormat(text);
   return 0;
 }

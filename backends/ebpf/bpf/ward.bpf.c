@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Ward's egress enforcement for one cgroup v2 tree (backends/ebpf/README.md).
+ * Every hook decides by the same lookup: the active generation from
+ * `config`, the address in the exact HASH map, else in the LPM trie of the
+ * partition's prefixes, then the port set of the protocol. A miss refuses. */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "ward_ebpf.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define AF_INET 2
+#define AF_INET6 10
+#define SOCK_STREAM 1
+#define SOCK_DGRAM 2
+#define IPPROTO_ICMP 1
+#define IPPROTO_TCP 6
+#define IPPROTO_UDP 17
+#define IPPROTO_ICMPV6 58
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define TCP_LISTEN 10
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct ward_config);
+} ward_cfg SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v4_key);
+  __type(value, struct ward_entry);
+} v4_exact SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v6_key);
+  __type(value, struct ward_entry);
+} v6_exact SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v4_lpm_key);
+  __type(value, struct ward_entry);
+} v4_lpm SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v6_lpm_key);
+  __type(value, struct ward_entry);
+} v6_lpm SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, WARD_GENERATIONS* WARD_MAX_PORTSETS);
+  __type(key, __u32);
+  __type(value, struct ward_portset);
+} portsets SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_RULE_TEXTS);
+  __type(key, struct ward_rule_key);
+  __type(value, struct ward_rule_text);
+} rules SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 256 * 1024);
+} events SEC(".maps");
+
+/* TCP sockets that connect4/6 saw: the flow cutter ends only these (an
+ * accepted connection is ingress, which this program set does not decide). */
+struct {
+  __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, __u32);
+} egress_socks SEC(".maps");
+
+extern int bpf_sock_destroy(struct sock_common* sk) __ksym;
+
+struct verdict {
+  __u32 allow;
+  __u32 rule;
+};
+
+static __always_inline __u32 generation(void) {
+  __u32 zero = 0;
+  struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
+  return c ? (c->generation & 1) : 0;
+}
+
+/* The segment holding `port` in a port set, by binary search. */
+static __always_inline struct verdict port_verdict(__u32 gen, __u16 set, __u16 port) {
+  struct verdict v = {0, 0};
+  __u32 idx = gen * WARD_MAX_PORTSETS + (set & (WARD_MAX_PORTSETS - 1));
+  struct ward_portset* ps = bpf_map_lookup_elem(&portsets, &idx);
+  if (!ps) return v;
+  __u32 lo = 0, hi = ps->count;
+  if (hi > WARD_MAX_SEGMENTS) hi = WARD_MAX_SEGMENTS;
+#pragma unroll
+  for (int i = 0; i < 7; i++) { /* 2^7 > WARD_MAX_SEGMENTS */
+    if (lo < hi) {
+      __u32 mid = ((lo + hi) / 2) & (WARD_MAX_SEGMENTS - 1);
+      asm volatile("" : "+r"(mid));
+      if (ps->seg[mid & (WARD_MAX_SEGMENTS - 1)].hi < port)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  }
+  if (lo < ps->count && lo < WARD_MAX_SEGMENTS) {
+    __u32 i = lo & (WARD_MAX_SEGMENTS - 1);
+    asm volatile("" : "+r"(i)); /* keep the mask where the verifier sees it */
+    struct ward_segment* s = &ps->seg[i & (WARD_MAX_SEGMENTS - 1)];
+    if (s->lo <= port && port <= s->hi) {
+      v.allow = s->verdict == WARD_ALLOW;
+      v.rule = s->verdict & ~WARD_ALLOW;
+    }
+  }
+  return v;
+}
+
+static __always_inline struct verdict entry_verdict(__u32 gen, struct ward_entry* e, __u8 proto,
+                                                    __u16 port) {
+  struct verdict v = {0, 0};
+  if (!e) return v;
+  switch (proto) {
+    case IPPROTO_TCP:
+      return port_verdict(gen, e->tcp_set, port);
+    case IPPROTO_UDP:
+      return port_verdict(gen, e->udp_set, port);
+    case IPPROTO_ICMP:
+      v.allow = e->icmp == WARD_ALLOW;
+      v.rule = e->icmp & ~WARD_ALLOW;
+      return v;
+  }
+  return v;
+}
+
+static __always_inline struct verdict decide4(__u32 gen, __u32 addr, __u8 proto, __u16 port) {
+  struct ward_v4_key k = {.generation = gen};
+  __builtin_memcpy(k.addr, &addr, 4);
+  struct ward_entry* e = bpf_map_lookup_elem(&v4_exact, &k);
+  if (!e) {
+    struct ward_v4_lpm_key lk = {.prefixlen = 64, .generation = gen};
+    __builtin_memcpy(lk.addr, &addr, 4);
+    e = bpf_map_lookup_elem(&v4_lpm, &lk);
+  }
+  return entry_verdict(gen, e, proto, port);
+}
+
+static __always_inline int is_mapped(const __u32* a) {
+  return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff);
+}
+
+static __always_inline struct verdict decide6(__u32 gen, const __u32* a, __u8 proto, __u16 port) {
+  if (is_mapped(a)) return decide4(gen, a[3], proto, port);
+  struct ward_v6_key k = {.generation = gen};
+  __builtin_memcpy(k.addr, a, 16);
+  struct ward_entry* e = bpf_map_lookup_elem(&v6_exact, &k);
+  if (!e) {
+    struct ward_v6_lpm_key lk = {.prefixlen = 160, .generation = gen};
+    __builtin_memcpy(lk.addr, a, 16);
+    e = bpf_map_lookup_elem(&v6_lpm, &lk);
+  }
+  return entry_verdict(gen, e, proto, port);
+}
+
+static __always_inline void report(__u32 gen, __u8 hook, __u8 family, __u8 proto, __u16 port,
+                                   const __u32* addr, __u32 rule) {
+  struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+  if (!ev) return;
+  __builtin_memset(ev, 0, sizeof(*ev));
+  ev->generation = gen;
+  ev->pid = bpf_get_current_pid_tgid() >> 32;
+  ev->rule = rule;
+  ev->hook = hook;
+  ev->family = family;
+  ev->proto = proto;
+  ev->port = port;
+  if (family == 4) {
+    __builtin_memcpy(ev->addr, addr, 4);
+  } else if (family == 6) {
+    __builtin_memcpy(ev->addr, addr, 16);
+  }
+  bpf_ringbuf_submit(ev, 0);
+}
+
+/* The protocol a sock_addr call speaks: ping sockets are ICMP. */
+static __always_inline __u8 sock_proto(struct bpf_sock_addr* ctx) {
+  if (ctx->protocol == IPPROTO_ICMP || ctx->protocol == IPPROTO_ICMPV6) return IPPROTO_ICMP;
+  if (ctx->type == SOCK_STREAM) return IPPROTO_TCP;
+  return IPPROTO_UDP;
+}
+
+static __always_inline int addr4(struct bpf_sock_addr* ctx, __u8 hook) {
+  __u32 gen = generation();
+  __u8 proto = sock_proto(ctx);
+  __u16 port = bpf_ntohs((__u16)ctx->user_port);
+  __u32 addr = ctx->user_ip4;
+  struct verdict v = decide4(gen, addr, proto, port);
+  if (v.allow) return 1;
+  report(gen, hook, 4, proto, port, &addr, v.rule);
+  return 0;
+}
+
+static __always_inline int addr6(struct bpf_sock_addr* ctx, __u8 hook) {
+  __u32 gen = generation();
+  __u8 proto = sock_proto(ctx);
+  __u16 port = bpf_ntohs((__u16)ctx->user_port);
+  __u32 a[4];
+  a[0] = ctx->user_ip6[0];
+  a[1] = ctx->user_ip6[1];
+  a[2] = ctx->user_ip6[2];
+  a[3] = ctx->user_ip6[3];
+  struct verdict v = decide6(gen, a, proto, port);
+  if (v.allow) return 1;
+  if (is_mapped(a))
+    report(gen, hook, 4, proto, port, &a[3], v.rule);
+  else
+    report(gen, hook, 6, proto, port, a, v.rule);
+  return 0;
+}
+
+static __always_inline void mark_egress(struct bpf_sock_addr* ctx) {
+  if (ctx->type != SOCK_STREAM || !ctx->sk) return;
+  bpf_sk_storage_get(&egress_socks, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+}
+
+SEC("cgroup/connect4")
+int ward_connect4(struct bpf_sock_addr* ctx) {
+  mark_egress(ctx);
+  return addr4(ctx, WARD_HOOK_CONNECT);
+}
+
+SEC("cgroup/connect6")
+int ward_connect6(struct bpf_sock_addr* ctx) {
+  mark_egress(ctx);
+  return addr6(ctx, WARD_HOOK_CONNECT);
+}
+
+SEC("cgroup/sendmsg4")
+int ward_sendmsg4(struct bpf_sock_addr* ctx) { return addr4(ctx, WARD_HOOK_SENDMSG); }
+
+SEC("cgroup/sendmsg6")
+int ward_sendmsg6(struct bpf_sock_addr* ctx) { return addr6(ctx, WARD_HOOK_SENDMSG); }
+
+/* TCP (stream, protocol 0 or TCP), UDP (datagram, 0 or UDP) and ping
+ * sockets (datagram, ICMP / ICMPv6) only: raw, SCTP, MPTCP, UDP-Lite and
+ * every other inet socket is refused (EPERM) at creation. */
+SEC("cgroup/sock_create")
+int ward_sock_create(struct bpf_sock* ctx) {
+  __u32 family = ctx->family, type = ctx->type, proto = ctx->protocol;
+  if (family == AF_INET || family == AF_INET6) {
+    if (type == SOCK_STREAM && (proto == 0 || proto == IPPROTO_TCP)) return 1;
+    if (type == SOCK_DGRAM && (proto == 0 || proto == IPPROTO_UDP)) return 1;
+    if (type == SOCK_DGRAM && family == AF_INET && proto == IPPROTO_ICMP) return 1;
+    if (type == SOCK_DGRAM && family == AF_INET6 && proto == IPPROTO_ICMPV6) return 1;
+  }
+  struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+  if (ev) {
+    __builtin_memset(ev, 0, sizeof(*ev));
+    ev->generation = generation();
+    ev->pid = bpf_get_current_pid_tgid() >> 32;
+    ev->hook = WARD_HOOK_SOCKET;
+    ev->sock_type = family << 16 | (type & 0xffff);
+    ev->sock_proto = proto;
+    bpf_ringbuf_submit(ev, 0);
+  }
+  return 0;
+}
+
+/* The backstop: packets the address hooks may not have decided (ICMP over
+ * ping sockets, connected UDP after a narrowing, a TCP SYN sent without
+ * connect()). TCP segments other than a first SYN belong to flows decided at
+ * connect (or accepted ones: ingress is not decided here). */
+SEC("cgroup_skb/egress")
+int ward_egress(struct __sk_buff* skb) {
+  __u32 gen = generation();
+  __u8 proto, l4[4] = {};
+  __u16 port = 0;
+  struct verdict v;
+  if (skb->protocol == bpf_htons(ETH_P_IP)) {
+    struct iphdr ip;
+    if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip))) return 0;
+    __u32 off = (ip.ihl & 0xf) * 4;
+    proto = ip.protocol;
+    if (proto == IPPROTO_TCP) {
+      __u8 flags;
+      if (bpf_skb_load_bytes(skb, off + 13, &flags, 1)) return 0;
+      if ((flags & 0x12) != 0x02) return 1; /* not a first SYN */
+    }
+    if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+      if (bpf_skb_load_bytes(skb, off, l4, 4)) return 0;
+      port = (__u16)l4[2] << 8 | l4[3];
+    } else if (proto != IPPROTO_ICMP) {
+      report(gen, WARD_HOOK_PACKET, 4, proto, 0, &ip.daddr, 0);
+      return 0;
+    }
+    v = decide4(gen, ip.daddr, proto, port);
+    if (v.allow) return 1;
+    report(gen, WARD_HOOK_PACKET, 4, proto, port, &ip.daddr, v.rule);
+    return 0;
+  }
+  if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+    struct ipv6hdr ip6;
+    if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6))) return 0;
+    __u32 a[4];
+    __builtin_memcpy(a, &ip6.daddr, 16);
+    proto = ip6.nexthdr;
+    if (proto == IPPROTO_TCP) {
+      __u8 flags;
+      if (bpf_skb_load_bytes(skb, sizeof(ip6) + 13, &flags, 1)) return 0;
+      if ((flags & 0x12) != 0x02) return 1;
+    }
+    if (proto == IPPROTO_TCP || proto == IPPROTO_UDP) {
+      if (bpf_skb_load_bytes(skb, sizeof(ip6), l4, 4)) return 0;
+      port = (__u16)l4[2] << 8 | l4[3];
+    } else if (proto == IPPROTO_ICMPV6) {
+      proto = IPPROTO_ICMP;
+    } else {
+      /* Extension headers are not walked: refused (fails closed). */
+      report(gen, WARD_HOOK_PACKET, 6, proto, 0, a, 0);
+      return 0;
+    }
+    v = decide6(gen, a, proto, port);
+    if (v.allow) return 1;
+    report(gen, WARD_HOOK_PACKET, is_mapped(a) ? 4 : 6, proto, port, is_mapped(a) ? &a[3] : a,
+           v.rule);
+    return 0;
+  }
+  return 1; /* not IP (ARP has no socket here) */
+}
+
+/* The flow cutter, run by the enforcer after each generation flip: every
+ * TCP socket that connect4/6 saw, in the enforced cgroup or below it, whose
+ * destination the active generation refuses, is destroyed (its owner gets
+ * ECONNABORTED). */
+SEC("iter/tcp")
+int ward_cut_tcp(struct bpf_iter__tcp* ctx) {
+  struct sock_common* skc = ctx->sk_common;
+  if (!skc) return 0;
+  struct tcp_sock* tp = bpf_skc_to_tcp_sock(skc);
+  if (!tp) return 0;
+  struct sock* sk = (struct sock*)tp;
+  if (sk->__sk_common.skc_state == TCP_LISTEN) return 0;
+  if (!bpf_sk_storage_get(&egress_socks, sk, 0, 0)) return 0;
+
+  __u32 zero = 0;
+  struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
+  if (!c) return 0;
+  __u32 gen = c->generation & 1, level = c->cgroup_level;
+  struct cgroup* cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
+  if (!cg) return 0;
+  if (BPF_CORE_READ(cg, level) < (int)level || level > 255) return 0;
+  struct cgroup* anc = 0;
+  bpf_core_read(&anc, sizeof(anc), &cg->ancestors[level]);
+  if (!anc || BPF_CORE_READ(anc, kn, id) != c->cgroup_id) return 0;
+
+  __u16 port = bpf_ntohs(sk->__sk_common.skc_dport);
+  struct verdict v;
+  if (sk->__sk_common.skc_family == AF_INET) {
+    v = decide4(gen, sk->__sk_common.skc_daddr, IPPROTO_TCP, port);
+  } else {
+    __u32 a[4];
+    __builtin_memcpy(a, &sk->__sk_common.skc_v6_daddr, 16);
+    v = decide6(gen, a, IPPROTO_TCP, port);
+  }
+  if (!v.allow) bpf_sock_destroy(skc);
+  return 0;
+}

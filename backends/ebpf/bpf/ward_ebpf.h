@@ -1,0 +1,115 @@
+/* The layout shared by the BPF programs (ward.bpf.c) and user space
+ * (backends/ebpf, enforcers/linux/ebpf.cc): map keys, values and events.
+ * Plain C, fixed-width types only, so both compilers agree on every byte. */
+#ifndef WARD_EBPF_H_
+#define WARD_EBPF_H_
+
+#ifdef __bpf__
+typedef __u8 ward_u8;
+typedef __u16 ward_u16;
+typedef __u32 ward_u32;
+typedef __u64 ward_u64;
+#else
+#include <stdint.h>
+typedef uint8_t ward_u8;
+typedef uint16_t ward_u16;
+typedef uint32_t ward_u32;
+typedef uint64_t ward_u64;
+#endif
+
+/* Two generations live side by side in every map (the generation is part of
+ * the key); the programs read the active one from `config` once per run. */
+#define WARD_GENERATIONS 2
+/* Port sets per generation, segments per port set; deny rule texts (both
+ * generations). */
+#define WARD_MAX_PORTSETS 1024
+#define WARD_MAX_SEGMENTS 64
+#define WARD_MAX_RULE_TEXTS (1u << 17)
+#define WARD_RULE_TEXT 120
+/* In a segment's or an entry's verdict: allowed (else the low bits are the
+ * refusing rule's id, 0 for none). */
+#define WARD_ALLOW 0x80000000u
+/* Address entries (both generations together) per map. */
+#define WARD_MAX_ENTRIES (1u << 20)
+
+struct ward_config {
+  ward_u32 generation;   /* 0 or 1: the generation every program decides by */
+  ward_u32 cgroup_level; /* level of the enforced cgroup (the flow cutter) */
+  ward_u64 cgroup_id;    /* its id (kernfs node id) */
+};
+
+/* One port range of a port set: allowed, or refused by `rule` (1-based index
+ * into the policy's network rules; 0: no rule matched). Ports in no segment
+ * are refused with no rule matched. */
+struct ward_segment {
+  ward_u16 lo;
+  ward_u16 hi;
+  ward_u32 verdict; /* WARD_ALLOW, or the rule id */
+};
+
+struct ward_portset {
+  ward_u32 count; /* segments used, sorted by lo, disjoint */
+  ward_u32 pad;
+  struct ward_segment seg[WARD_MAX_SEGMENTS];
+};
+
+/* What one piece of the partition allows. Port set 0 of each generation is
+ * the empty set. */
+struct ward_entry {
+  ward_u16 tcp_set;
+  ward_u16 udp_set;
+  ward_u32 icmp; /* ICMP / ICMPv6: WARD_ALLOW, or the refusing rule id */
+};
+
+struct ward_v4_key { /* HASH: one address */
+  ward_u32 generation;
+  ward_u8 addr[4];
+};
+struct ward_v6_key {
+  ward_u32 generation;
+  ward_u8 addr[16];
+};
+struct ward_v4_lpm_key { /* LPM_TRIE: prefixlen counts the 32 generation bits */
+  ward_u32 prefixlen;
+  ward_u32 generation;
+  ward_u8 addr[4];
+};
+struct ward_v6_lpm_key {
+  ward_u32 prefixlen;
+  ward_u32 generation;
+  ward_u8 addr[16];
+};
+
+/* The texts of the deny rules, for events (HASH `rules`). */
+struct ward_rule_key {
+  ward_u32 generation;
+  ward_u32 id;
+};
+struct ward_rule_text {
+  char text[WARD_RULE_TEXT];
+};
+
+enum ward_hook {
+  WARD_HOOK_CONNECT = 1,
+  WARD_HOOK_SENDMSG = 2,
+  WARD_HOOK_SOCKET = 3,
+  WARD_HOOK_PACKET = 4, /* cgroup_skb/egress backstop */
+};
+
+/* A denial, in the ring buffer `events`. */
+struct ward_event {
+  ward_u32 generation;
+  ward_u32 pid;
+  ward_u32 rule;  /* 0: no rule matched */
+  ward_u8 hook;   /* enum ward_hook */
+  ward_u8 family; /* 4 or 6 (the decision's family: a mapped address is 4) */
+  ward_u8 proto;  /* IPPROTO_TCP / _UDP / _ICMP (ICMPv6 reported as ICMP) */
+  ward_u8 pad;
+  ward_u16 port; /* host order */
+  ward_u16 pad2;
+  ward_u32 sock_type;  /* WARD_HOOK_SOCKET: the refused socket's family << 16 | type */
+  ward_u32 sock_proto; /* WARD_HOOK_SOCKET: its protocol */
+  ward_u8 addr[16];    /* v4 in the first 4 bytes */
+};
+
+#endif /* WARD_EBPF_H_ */

@@ -1,0 +1,58 @@
+#include "backends/ebpf/ebpf_backend.h"
+
+#include "backends/ebpf/maps.h"
+
+namespace ward::backend {
+namespace {
+
+class Ebpf final : public Backend {
+ public:
+  std::string_view name() const override { return "ebpf"; }
+  std::string_view description() const override {
+    return "cgroup BPF programs (connect, sendmsg, socket, egress backstop) and their maps: "
+           "network egress by address and port";
+  }
+  std::vector<Section> covers() const override { return {Section::kNetwork}; }
+
+  Result Compile(const ir::Policy& policy, const Options&, DiagnosticSink& sink) const override {
+    Result result;
+    ebpf::MapContents maps;
+    if (!ebpf::BuildMaps(policy.network, &maps, sink)) return result;
+    Warn(policy.network, sink);
+    result.artifacts.push_back({policy.name + ".ebpf.json", ebpf::MapsToJson(policy.name, maps)});
+    result.enforced.push_back(Section::kNetwork);
+    result.ok = true;
+    return result;
+  }
+
+ private:
+  // What the program set leaves to other targets, at the rules concerned.
+  static void Warn(const ir::NetRules& net, DiagnosticSink& sink) {
+    for (const ir::FlatRule& f : net.rules) {
+      if (f.direction == ir::Direction::kIngress) {
+        sink.Warning(Code::kUnenforcedSection, f.span,
+                     "ebpf enforces egress only: ingress rules (and the ingress default deny) "
+                     "are not enforced",
+                     "add -t nftables for ingress");
+      } else if (f.allow && f.peer.kind == ast::PeerKind::kWildcardDomain) {
+        sink.Warning(Code::kCannotExpress, f.span,
+                     "ebpf resolves names at apply time and cannot resolve a wildcard: flows "
+                     "to its names are denied");
+      }
+    }
+    for (const ir::UnixRule& u : net.unix_rules) {
+      sink.Warning(Code::kUnenforcedSection, u.span, "ebpf does not enforce unix sockets",
+                   "add -t landlock or seccomp");
+      break;
+    }
+  }
+};
+
+}  // namespace
+
+const Backend& EbpfBackend() {
+  static const Ebpf backend;
+  return backend;
+}
+
+}  // namespace ward::backend

@@ -1,0 +1,248 @@
+// `ward apply FILE (--cgroup P | --uid U | --interface I) [-t nftables|ebpf]`,
+// `ward remove`, `ward status`: enforce a policy's network section on this
+// host through a network enforcer (enforcers/linux/enforcer.h), take it
+// away, and say what the host enforces. Argument parsing and output only.
+#include <unistd.h>
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "enforcers/linux/enforcer.h"
+
+namespace ward::cli {
+namespace {
+
+struct ApplyFlags {
+  std::string file;
+  std::optional<std::string> policy;
+  std::string std_dir;
+  std::string target = "nftables";
+  std::optional<std::string> cgroup;
+  std::optional<int64_t> uid;
+  std::optional<std::string> interface;
+  OutputFlags output;
+};
+
+// The enforcer `-t` names; nullptr after a usage message.
+const enforce::NetworkEnforcer* Enforcer(const std::string& command, const std::string& name) {
+  if (const enforce::NetworkEnforcer* e = enforce::FindNetworkEnforcer(name)) return e;
+  if (enforce::IsPlannedEnforcer(name)) {
+    std::cerr << "ward " << command << ": enforcer '" << name
+              << "' is not built yet in this ward; use -t nftables\n";
+    return nullptr;
+  }
+  std::cerr << "ward " << command << ": unknown enforcer '" << name << "'; known:";
+  for (const enforce::NetworkEnforcer* e : enforce::NetworkEnforcers())
+    std::cerr << " " << e->name();
+  std::cerr << "\n";
+  return nullptr;
+}
+
+std::string ScopeText(const enforce::Enforcement& e) {
+  if (!e.scope) return "no scope";
+  switch (*e.scope) {
+    case enforce::Target::Kind::kCgroup:
+      return "cgroup " + (e.cgroup.empty() ? std::string("?") : e.cgroup) + " (id " +
+             std::to_string(e.cgroup_id) + ")";
+    case enforce::Target::Kind::kUid:
+      return "uid " + std::to_string(e.uid);
+    case enforce::Target::Kind::kInterface:
+      return "interface " + e.interface;
+  }
+  return "";
+}
+
+const char* ScopeKind(enforce::Target::Kind k) {
+  switch (k) {
+    case enforce::Target::Kind::kCgroup:
+      return "cgroup";
+    case enforce::Target::Kind::kUid:
+      return "uid";
+    case enforce::Target::Kind::kInterface:
+      return "interface";
+  }
+  return "";
+}
+
+int RunApply(const ApplyFlags& flags) {
+  const int scopes = flags.cgroup.has_value() + flags.uid.has_value() + flags.interface.has_value();
+  if (scopes != 1) {
+    std::cerr << "ward apply: name exactly one scope: --cgroup PATH, --uid UID or --interface IF\n";
+    return kUsage;
+  }
+  if (flags.uid && (*flags.uid < 0 || *flags.uid > 0xfffffffeLL)) {
+    std::cerr << "ward apply: --uid " << *flags.uid << " is not a user id\n";
+    return kUsage;
+  }
+  const enforce::NetworkEnforcer* enforcer = Enforcer("apply", flags.target);
+  if (!enforcer) return kUsage;
+  int exit_code = kOk;
+  auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+  if (!loaded) return exit_code;
+
+  enforce::Target target;
+  if (flags.cgroup) {
+    target.kind = enforce::Target::Kind::kCgroup;
+    target.cgroup = *flags.cgroup;
+  } else if (flags.uid) {
+    target.kind = enforce::Target::Kind::kUid;
+    target.uid = static_cast<uint32_t>(*flags.uid);
+  } else {
+    target.kind = enforce::Target::Kind::kInterface;
+    target.interface = *flags.interface;
+  }
+  std::string error;
+  const bool ok =
+      enforcer->Apply(loaded->ir, target, enforce::ApplyOptions{}, loaded->sink, &error);
+  if (!loaded->sink.diagnostics().empty()) {
+    OutputFlags text = flags.output;
+    text.format = "text";
+    PrintDiagnostics(loaded->sources, loaded->sink, text);
+  }
+  if (!ok) {
+    if (!error.empty()) {
+      std::cerr << "ward apply: " << error << "; nothing changed\n";
+      return kUsage;
+    }
+    std::cerr << "ward apply: nothing changed\n";
+    return kFound;
+  }
+  std::vector<enforce::Enforcement> held;
+  if (enforcer->Status(&held, &error)) {
+    for (const enforce::Enforcement& e : held) {
+      if (e.policy != loaded->ir.name) continue;
+      std::cout << "applied " << e.policy << " with " << e.enforcer << " (table " << e.table
+                << ", generation " << e.generation << ") to " << ScopeText(e) << "\n";
+    }
+  }
+  return kOk;
+}
+
+int RunRemove(const ApplyFlags& flags) {
+  const enforce::NetworkEnforcer* enforcer = Enforcer("remove", flags.target);
+  if (!enforcer) return kUsage;
+  std::string name;
+  if (!flags.file.empty()) {
+    int exit_code = kOk;
+    auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+    if (!loaded) return exit_code;
+    name = loaded->ir.name;
+  } else if (flags.policy) {
+    name = *flags.policy;
+  } else {
+    std::cerr << "ward remove: name the policy: FILE [--policy NAME], or --policy NAME\n";
+    return kUsage;
+  }
+  bool removed = false;
+  std::string error;
+  if (!enforcer->Remove(name, &removed, &error)) {
+    std::cerr << "ward remove: " << error << "\n";
+    return kUsage;
+  }
+  if (removed) {
+    std::cout << "removed " << name << " from " << enforcer->name() << "\n";
+  } else {
+    std::cout << enforcer->name() << " holds nothing for " << name << "\n";
+  }
+  return kOk;
+}
+
+int RunStatus(const ApplyFlags& flags) {
+  std::vector<const enforce::NetworkEnforcer*> chosen;
+  if (flags.target.empty()) {
+    chosen = enforce::NetworkEnforcers();
+  } else if (const enforce::NetworkEnforcer* e = Enforcer("status", flags.target)) {
+    chosen.push_back(e);
+  } else {
+    return kUsage;
+  }
+  std::vector<enforce::Enforcement> held;
+  for (const enforce::NetworkEnforcer* e : chosen) {
+    std::string error;
+    if (!e->Status(&held, &error)) {
+      std::cerr << "ward status: " << e->name() << ": " << error << "\n";
+      return kUsage;
+    }
+  }
+  if (flags.output.format == "json") {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const enforce::Enforcement& e : held) {
+      nlohmann::ordered_json j = {{"enforcer", e.enforcer},
+                                  {"policy", e.policy},
+                                  {"table", e.table},
+                                  {"generation", e.generation},
+                                  {"elements", e.elements}};
+      if (e.scope) {
+        j["scope"] = ScopeKind(*e.scope);
+        switch (*e.scope) {
+          case enforce::Target::Kind::kCgroup:
+            j["cgroup_id"] = e.cgroup_id;
+            j["cgroup"] = e.cgroup;
+            break;
+          case enforce::Target::Kind::kUid:
+            j["uid"] = e.uid;
+            break;
+          case enforce::Target::Kind::kInterface:
+            j["interface"] = e.interface;
+            break;
+        }
+      } else {
+        j["scope"] = nullptr;
+      }
+      list.push_back(j);
+    }
+    std::cout << nlohmann::ordered_json{{"version", 1}, {"enforced", list}}.dump(2) << "\n";
+    return kOk;
+  }
+  if (held.empty()) std::cout << "no ward policy is enforced on this host\n";
+  for (const enforce::Enforcement& e : held) {
+    std::cout << e.policy << ": " << e.enforcer << " table " << e.table << ", generation "
+              << e.generation << ", " << ScopeText(e) << ", " << e.elements << " set elements\n";
+  }
+  return kOk;
+}
+
+void AddTargetOption(CLI::App* cmd, ApplyFlags* flags) {
+  cmd->add_option("-t,--target", flags->target, "the enforcer: nftables or ebpf");
+}
+
+}  // namespace
+
+void AddApplyCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<ApplyFlags>();
+  CLI::App* cmd = app.add_subcommand("apply", "Enforce a policy's network section on this host");
+  cmd->add_option("file", f->file, "policy file")->required();
+  cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
+  cmd->add_option("--cgroup", f->cgroup, "a cgroup v2 (absolute, or relative to the v2 mount)");
+  cmd->add_option("--uid", f->uid, "a user id (its sockets)");
+  cmd->add_option("--interface", f->interface, "an interface, such as a VM's tap");
+  AddTargetOption(cmd, f.get());
+  cmd->add_option("--std", f->std_dir, "standard library folder");
+  cmd->add_option("--color", f->output.color, "colour: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->callback([f, exit_code] { *exit_code = RunApply(*f); });
+}
+
+void AddRemoveCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<ApplyFlags>();
+  CLI::App* cmd = app.add_subcommand("remove", "Take a policy's enforcement away from this host");
+  cmd->add_option("file", f->file, "policy file (or --policy NAME alone)");
+  cmd->add_option("--policy", f->policy, "the policy's name");
+  AddTargetOption(cmd, f.get());
+  cmd->add_option("--std", f->std_dir, "standard library folder");
+  cmd->callback([f, exit_code] { *exit_code = RunRemove(*f); });
+}
+
+void AddStatusCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<ApplyFlags>();
+  f->target.clear();
+  CLI::App* cmd = app.add_subcommand("status", "What this host enforces");
+  AddTargetOption(cmd, f.get());
+  cmd->add_option("--format", f->output.format, "output format")
+      ->check(CLI::IsMember({"text", "json"}));
+  cmd->callback([f, exit_code] { *exit_code = RunStatus(*f); });
+}
+
+}  // namespace ward::cli

@@ -1,0 +1,729 @@
+#include "enforcers/linux/ebpf.h"
+
+#include <arpa/inet.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "backends/ebpf/bpf/ward_ebpf.h"
+#include "backends/ebpf/maps.h"
+#include "ward.skel.h"
+
+namespace ward::enforce {
+namespace {
+
+namespace eb = ward::backend::ebpf;
+
+constexpr const char* kBpffs = "/sys/fs/bpf";
+constexpr const char* kWardDir = "/sys/fs/bpf/ward";
+
+std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+// Mounts bpffs at /sys/fs/bpf unless one is there already.
+bool EnsureBpffs(std::string* error) {
+  std::ifstream mounts("/proc/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream f(line);
+    std::string dev, dir, type;
+    f >> dev >> dir >> type;
+    if (dir == kBpffs && type == "bpf") return true;
+  }
+  if (mount("bpf", kBpffs, "bpf", 0, "mode=0700") != 0) {
+    *error = Errno(std::string("mount bpffs at ") + kBpffs, errno);
+    return false;
+  }
+  return true;
+}
+
+bool ValidPolicyName(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+  for (char c : name) {
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+  }
+  return true;
+}
+
+// The cgroup programs, their pinned link names, in attach order.
+struct Hook {
+  const char* link;
+  bpf_program* (*prog)(ward_bpf*);
+};
+const Hook kHooks[] = {
+    {"link_sock_create", [](ward_bpf* s) { return s->progs.ward_sock_create; }},
+    {"link_connect4", [](ward_bpf* s) { return s->progs.ward_connect4; }},
+    {"link_connect6", [](ward_bpf* s) { return s->progs.ward_connect6; }},
+    {"link_sendmsg4", [](ward_bpf* s) { return s->progs.ward_sendmsg4; }},
+    {"link_sendmsg6", [](ward_bpf* s) { return s->progs.ward_sendmsg6; }},
+    {"link_egress", [](ward_bpf* s) { return s->progs.ward_egress; }},
+};
+
+struct Skel {
+  ward_bpf* s = nullptr;
+  ~Skel() { ward_bpf__destroy(s); }
+};
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// Deletes every key of one generation from a hash or LPM map. The
+// generation sits at `gen_offset` in the key.
+template <typename Key>
+bool ClearGeneration(int fd, size_t gen_offset, uint32_t gen, std::string* error) {
+  std::vector<Key> doomed;
+  Key key{}, next{};
+  void* prev = nullptr;
+  while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+    uint32_t g;
+    std::memcpy(&g, reinterpret_cast<const char*>(&next) + gen_offset, 4);
+    if (g == gen) doomed.push_back(next);
+    key = next;
+    prev = &key;
+  }
+  for (const Key& k : doomed) {
+    if (bpf_map_delete_elem(fd, &k) != 0 && errno != ENOENT) {
+      *error = Errno("deleting a map entry", errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool ClearAll(ward_bpf* s, uint32_t gen, std::string* error) {
+  return ClearGeneration<ward_v4_key>(bpf_map__fd(s->maps.v4_exact), 0, gen, error) &&
+         ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.v6_exact), 0, gen, error) &&
+         ClearGeneration<ward_v4_lpm_key>(bpf_map__fd(s->maps.v4_lpm), 4, gen, error) &&
+         ClearGeneration<ward_v6_lpm_key>(bpf_map__fd(s->maps.v6_lpm), 4, gen, error) &&
+         ClearGeneration<ward_rule_key>(bpf_map__fd(s->maps.rules), 0, gen, error);
+}
+
+ward_entry ToEntry(const eb::Entry& e) {
+  ward_entry w{};
+  w.tcp_set = e.tcp_set;
+  w.udp_set = e.udp_set;
+  w.icmp = e.icmp_allow ? WARD_ALLOW : e.icmp_rule;
+  return w;
+}
+
+bool WritePortSet(ward_bpf* s, uint32_t gen, size_t id, const eb::PortSetSegments& segs,
+                  std::string* error) {
+  ward_portset ps{};
+  ps.count = static_cast<uint32_t>(segs.size());
+  for (size_t i = 0; i < segs.size(); ++i) {
+    ps.seg[i] = {segs[i].lo, segs[i].hi, segs[i].allow ? WARD_ALLOW : segs[i].rule};
+  }
+  uint32_t idx = gen * WARD_MAX_PORTSETS + static_cast<uint32_t>(id);
+  if (bpf_map_update_elem(bpf_map__fd(s->maps.portsets), &idx, &ps, BPF_ANY) != 0) {
+    *error = Errno("writing a port set", errno);
+    return false;
+  }
+  return true;
+}
+
+bool WriteCidr(ward_bpf* s, uint32_t gen, const eb::Cidr& c, bool exact, std::string* error) {
+  ward_entry e = ToEntry(c.entry);
+  int rc;
+  if (exact && !c.v6) {
+    ward_v4_key k{gen, {}};
+    std::memcpy(k.addr, c.addr.data(), 4);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v4_exact), &k, &e, BPF_ANY);
+  } else if (exact) {
+    ward_v6_key k{gen, {}};
+    std::memcpy(k.addr, c.addr.data(), 16);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_exact), &k, &e, BPF_ANY);
+  } else if (!c.v6) {
+    ward_v4_lpm_key k{32u + c.length, gen, {}};
+    std::memcpy(k.addr, c.addr.data(), 4);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v4_lpm), &k, &e, BPF_ANY);
+  } else {
+    ward_v6_lpm_key k{32u + c.length, gen, {}};
+    std::memcpy(k.addr, c.addr.data(), 16);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_lpm), &k, &e, BPF_ANY);
+  }
+  if (rc != 0) {
+    *error = Errno("writing an address entry", errno);
+    return false;
+  }
+  return true;
+}
+
+// Writes one generation: port sets, rule texts, exact entries, prefixes.
+bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::string* error) {
+  for (size_t i = 0; i < m.portsets.size(); ++i) {
+    if (!WritePortSet(s, gen, i, m.portsets[i], error)) return false;
+  }
+  for (size_t i = 0; i < m.rules.size(); ++i) {
+    if (m.rules[i].empty()) continue;  // only deny rules are named by events
+    ward_rule_text t{};
+    std::strncpy(t.text, m.rules[i].c_str(), sizeof t.text - 1);
+    ward_rule_key key{gen, static_cast<uint32_t>(i)};
+    if (bpf_map_update_elem(bpf_map__fd(s->maps.rules), &key, &t, BPF_ANY) != 0) {
+      *error = Errno("writing a rule text", errno);
+      return false;
+    }
+  }
+  for (const eb::Cidr& c : m.exact) {
+    if (!WriteCidr(s, gen, c, true, error)) return false;
+  }
+  for (const eb::Cidr& c : m.prefixes) {
+    if (!WriteCidr(s, gen, c, false, error)) return false;
+  }
+  return true;
+}
+
+// Resolves the allowed names into exact entries (an exact entry overrides
+// the prefix covering it). Names that do not resolve add nothing.
+void ResolveDomains(const ir::NetRules& net, eb::MapContents* m) {
+  std::map<std::pair<bool, std::array<uint8_t, 16>>, ir::NetDecision> answers;
+  for (const eb::DomainGrant& d : m->domains) {
+    if (d.pattern.rfind("*.", 0) == 0) continue;  // a wildcard cannot be resolved
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* res = nullptr;
+    if (getaddrinfo(d.pattern.c_str(), nullptr, &hints, &res) != 0) continue;
+    for (addrinfo* a = res; a; a = a->ai_next) {
+      std::array<uint8_t, 16> bytes{};
+      bool v6 = a->ai_family == AF_INET6;
+      if (v6) {
+        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, 16);
+      } else if (a->ai_family == AF_INET) {
+        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, 4);
+      } else {
+        continue;
+      }
+      auto& slot = answers[{v6, bytes}];
+      slot = slot.Union(d.allow);
+    }
+    freeaddrinfo(res);
+  }
+  for (const auto& [key, allow] : answers) {
+    IpPrefix p;
+    p.v6 = key.first;
+    p.bytes = key.second;
+    p.length = p.v6 ? 128 : 32;
+    eb::Cidr c;
+    c.v6 = p.v6;
+    c.addr = p.bytes;
+    c.length = p.length;
+    if (p.v6 && ir::IsMapped(ir::V6Range(p).lo)) {  // decided as IPv4
+      c.v6 = false;
+      c.addr = {};
+      std::memcpy(c.addr.data(), p.bytes.data() + 12, 4);
+      c.length = 32;
+    }
+    if (!eb::EntryForResolved(net, p, allow, m, &c.entry)) continue;
+    bool replaced = false;
+    for (eb::Cidr& e : m->exact) {
+      if (e.v6 == c.v6 && e.addr == c.addr) {
+        e.entry = c.entry;
+        replaced = true;
+      }
+    }
+    if (!replaced) m->exact.push_back(c);
+  }
+}
+
+// Opens the skeleton with every map pinned (and reused when pinned already).
+bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error) {
+  skel->s = ward_bpf__open();
+  if (!skel->s) {
+    *error = Errno("opening the BPF object", errno);
+    return false;
+  }
+  bpf_map* map;
+  bpf_object__for_each_map(map, skel->s->obj) {
+    std::string name = bpf_map__name(map);
+    if (name.find('.') != std::string::npos) continue;
+    if (bpf_map__set_pin_path(map, (dir + "/" + name).c_str()) != 0) {
+      *error = Errno("pin path for map " + name, errno);
+      return false;
+    }
+  }
+  if (ward_bpf__load(skel->s) != 0) {
+    *error = Errno(
+        "loading the BPF programs (pinned maps of an incompatible version? run "
+        "`ward remove` first)",
+        errno);
+    return false;
+  }
+  return true;
+}
+
+bool ReadConfig(ward_bpf* s, ward_config* c, std::string* error) {
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(bpf_map__fd(s->maps.ward_cfg), &zero, c) != 0) {
+    *error = Errno("reading the generation", errno);
+    return false;
+  }
+  return true;
+}
+
+bool WriteConfig(ward_bpf* s, const ward_config& c, std::string* error) {
+  uint32_t zero = 0;
+  if (bpf_map_update_elem(bpf_map__fd(s->maps.ward_cfg), &zero, &c, BPF_ANY) != 0) {
+    *error = Errno("flipping the generation", errno);
+    return false;
+  }
+  return true;
+}
+
+// Runs the flow cutter once over the TCP sockets of the calling thread's
+// network namespace (a TCP iterator walks the namespace it was created in).
+bool CutFlowsHere(ward_bpf* s, std::string* error) {
+  bpf_link* link = bpf_program__attach_iter(s->progs.ward_cut_tcp, nullptr);
+  if (!link) {
+    *error = Errno("attaching the flow cutter (iter/tcp)", errno);
+    return false;
+  }
+  int fd = bpf_iter_create(bpf_link__fd(link));
+  bool ok = fd >= 0;
+  if (ok) {
+    char buf[256];
+    while (read(fd, buf, sizeof buf) > 0) {
+    }
+    close(fd);
+  } else {
+    *error = Errno("running the flow cutter", errno);
+  }
+  bpf_link__destroy(link);
+  return ok;
+}
+
+// The processes of a cgroup and its descendants.
+void CgroupPids(const std::string& dir, std::vector<pid_t>* out) {
+  std::ifstream procs(dir + "/cgroup.procs");
+  pid_t pid;
+  while (procs >> pid) out->push_back(pid);
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (e->d_type == DT_DIR && n != "." && n != "..") CgroupPids(dir + "/" + n, out);
+  }
+  closedir(d);
+}
+
+// Runs the flow cutter in this namespace and in every network namespace a
+// process of the cgroup lives in (each from a thread that enters it).
+bool CutFlows(ward_bpf* s, const std::string& cgroup_dir, std::string* error) {
+  if (!CutFlowsHere(s, error)) return false;
+  struct stat self;
+  if (stat("/proc/thread-self/ns/net", &self) != 0) return true;
+  std::vector<pid_t> pids;
+  CgroupPids(cgroup_dir, &pids);
+  std::vector<ino_t> seen = {self.st_ino};
+  bool ok = true;
+  for (pid_t pid : pids) {
+    const std::string ns = "/proc/" + std::to_string(pid) + "/ns/net";
+    struct stat st;
+    if (stat(ns.c_str(), &st) != 0 ||
+        std::find(seen.begin(), seen.end(), st.st_ino) != seen.end()) {
+      continue;
+    }
+    seen.push_back(st.st_ino);
+    int fd = open(ns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;  // the process has exited
+    std::string thread_error;
+    bool thread_ok = true;
+    std::thread t([&] {
+      if (setns(fd, CLONE_NEWNET) != 0) {
+        thread_error = Errno("entering the network namespace of pid " + std::to_string(pid), errno);
+        thread_ok = false;
+        return;
+      }
+      thread_ok = CutFlowsHere(s, &thread_error);
+    });
+    t.join();
+    close(fd);
+    if (!thread_ok) {
+      *error = thread_error;
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+void RemovePins(const std::string& dir) {
+  DIR* d = opendir(dir.c_str());
+  if (!d) return;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    unlink((dir + "/" + n).c_str());
+  }
+  closedir(d);
+  rmdir(dir.c_str());
+}
+
+// First apply: attach every cgroup program and pin its link; on any failure
+// detach what was attached.
+bool AttachAll(ward_bpf* s, const std::string& dir, int cgroup_fd, std::string* error) {
+  std::vector<bpf_link*> links;
+  bool ok = true;
+  for (const Hook& h : kHooks) {
+    bpf_link* link = bpf_program__attach_cgroup(h.prog(s), cgroup_fd);
+    if (!link) {
+      *error = Errno(std::string("attaching ") + bpf_program__name(h.prog(s)), errno);
+      ok = false;
+      break;
+    }
+    links.push_back(link);
+    if (bpf_link__pin(link, (dir + "/" + h.link).c_str()) != 0) {
+      *error = Errno(std::string("pinning ") + h.link, errno);
+      ok = false;
+      break;
+    }
+  }
+  for (bpf_link* l : links) {
+    if (!ok) bpf_link_detach(bpf_link__fd(l));
+    bpf_link__destroy(l);  // the pin keeps it (when ok)
+  }
+  return ok;
+}
+
+// Re-apply: every pinned link moves to the freshly loaded program (the maps
+// are the same pinned ones, so each hook keeps deciding by the flipped
+// generation).
+bool UpdateLinks(ward_bpf* s, const std::string& dir, std::string* error) {
+  for (const Hook& h : kHooks) {
+    bpf_link* link = bpf_link__open((dir + "/" + h.link).c_str());
+    if (!link) {
+      *error = Errno(std::string("opening pinned ") + h.link, errno);
+      return false;
+    }
+    int rc = bpf_link__update_program(link, h.prog(s));
+    int err = errno;
+    bpf_link__destroy(link);
+    if (rc != 0) {
+      *error = Errno(std::string("updating ") + h.link, err);
+      return false;
+    }
+  }
+  return true;
+}
+
+bool IsApplied(const std::string& dir) {
+  for (const Hook& h : kHooks) {
+    if (!Exists(dir + "/" + h.link)) return false;
+  }
+  return Exists(dir + "/ward_cfg");
+}
+
+}  // namespace
+
+std::string EbpfPinDir(const std::string& policy) { return std::string(kWardDir) + "/" + policy; }
+
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup, bool resolve_domains,
+               DiagnosticSink& sink, EbpfApplyResult* result, std::string* error) {
+  *result = {};
+  if (!ValidPolicyName(policy.name)) {
+    *error = "policy name '" + policy.name + "' cannot name a bpffs directory";
+    return false;
+  }
+  eb::MapContents maps;
+  if (!eb::BuildMaps(policy.network, &maps, sink)) return false;
+  if (resolve_domains) ResolveDomains(policy.network, &maps);
+  if (maps.portsets.size() > WARD_MAX_PORTSETS) {
+    *error = "the resolved names need more port sets than the maps hold";
+    return false;
+  }
+  if (!EnsureBpffs(error)) return false;
+  mkdir(kWardDir, 0700);
+  const std::string dir = EbpfPinDir(policy.name);
+  const bool applied = IsApplied(dir);
+  if (!applied) {
+    RemovePins(dir);  // leftovers of an interrupted apply
+    if (mkdir(dir.c_str(), 0700) != 0) {
+      *error = Errno("creating " + dir, errno);
+      return false;
+    }
+  }
+  const std::string cg_path = cgroup.mount + "/" + cgroup.relative;
+  int cg_fd = open(cg_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cg_fd < 0) {
+    *error = Errno("opening cgroup " + cg_path, errno);
+    if (!applied) RemovePins(dir);
+    return false;
+  }
+  Skel skel;
+  bool ok = OpenSkeleton(dir, &skel, error);
+  ward_config cfg{};
+  if (ok && applied) ok = ReadConfig(skel.s, &cfg, error);
+  if (ok && applied && cfg.cgroup_id != cgroup.id) {
+    *error = "policy " + policy.name + " is enforced on another cgroup: `ward remove` it first";
+    ok = false;
+  }
+  const uint32_t gen = applied ? (cfg.generation ^ 1u) : 0u;
+  // The target generation may hold leftovers of an interrupted apply.
+  ok = ok && ClearAll(skel.s, gen, error) && FillGeneration(skel.s, gen, maps, error);
+  if (ok) {
+    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id};
+    if (applied) {
+      // The one step that changes what is enforced.
+      ok = WriteConfig(skel.s, next, error) && UpdateLinks(skel.s, dir, error);
+    } else {
+      ok = WriteConfig(skel.s, next, error) && AttachAll(skel.s, dir, cg_fd, error);
+    }
+  }
+  close(cg_fd);
+  if (!ok) {
+    if (applied) {
+      std::string ignored;
+      if (skel.s) ClearAll(skel.s, gen, &ignored);
+    } else {
+      RemovePins(dir);
+    }
+    return false;
+  }
+  std::string cut_error;
+  if (applied) {
+    // The old generation is no longer read once every run that started
+    // before the flip has ended; a run that still reads it finds fewer
+    // entries, so refuses more, never less.
+    ClearAll(skel.s, cfg.generation & 1u, &cut_error);
+  }
+  if (!CutFlows(skel.s, cg_path, &cut_error)) {
+    *error = "policy applied, but established connections were not checked: " + cut_error;
+    return false;
+  }
+  result->generation = gen;
+  result->entries = maps.exact.size() + maps.prefixes.size();
+  result->replaced = applied;
+  return true;
+}
+
+bool EbpfRemove(const std::string& policy, bool* removed, std::string* error) {
+  *removed = false;
+  if (!ValidPolicyName(policy)) {
+    *error = "policy name '" + policy + "' cannot name a bpffs directory";
+    return false;
+  }
+  const std::string dir = EbpfPinDir(policy);
+  if (!Exists(dir)) return true;
+  bool ok = true;
+  for (const Hook& h : kHooks) {
+    const std::string path = dir + "/" + h.link;
+    if (!Exists(path)) continue;
+    int fd = bpf_obj_get(path.c_str());
+    if (fd < 0 || bpf_link_detach(fd) != 0) {
+      *error = Errno("detaching " + path, errno);
+      ok = false;
+    }
+    if (fd >= 0) close(fd);
+  }
+  if (!ok) return false;
+  RemovePins(dir);
+  *removed = true;
+  return true;
+}
+
+bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
+                     const ir::NetDecision& names_allow, std::string* error) {
+  const std::string dir = EbpfPinDir(policy.name);
+  if (!IsApplied(dir)) {
+    *error = "policy " + policy.name + " is not applied";
+    return false;
+  }
+  DiagnosticSink sink;
+  eb::MapContents maps;  // deterministic: the same port set ids as the apply
+  if (!eb::BuildMaps(policy.network, &maps, sink)) {
+    *error = "the policy does not compile for ebpf";
+    return false;
+  }
+  const size_t known_sets = maps.portsets.size();
+  eb::Cidr c;
+  if (!eb::EntryForResolved(policy.network, addr, names_allow, &maps, &c.entry) ||
+      maps.portsets.size() > WARD_MAX_PORTSETS) {
+    *error = "the answer needs more port sets than the maps hold";
+    return false;
+  }
+  c.v6 = addr.v6;
+  c.addr = addr.bytes;
+  c.length = addr.v6 ? 128 : 32;
+  if (addr.v6 && ir::IsMapped(ir::V6Range(addr).lo)) {
+    c.v6 = false;
+    c.addr = {};
+    std::memcpy(c.addr.data(), addr.bytes.data() + 12, 4);
+    c.length = 32;
+  }
+  Skel skel;
+  ward_config cfg{};
+  if (!OpenSkeleton(dir, &skel, error) || !ReadConfig(skel.s, &cfg, error)) return false;
+  const uint32_t gen = cfg.generation & 1u;
+  for (size_t i = known_sets; i < maps.portsets.size(); ++i) {
+    if (!WritePortSet(skel.s, gen, i, maps.portsets[i], error)) return false;
+  }
+  return WriteCidr(skel.s, gen, c, true, error);
+}
+
+// ---- events ---------------------------------------------------------------
+
+struct EbpfEventReader::Impl {
+  ring_buffer* rb = nullptr;
+  int rules_fd = -1;
+  std::vector<std::string>* out = nullptr;
+  ~Impl() {
+    ring_buffer__free(rb);
+    if (rules_fd >= 0) close(rules_fd);
+  }
+};
+
+EbpfEventReader::~EbpfEventReader() = default;
+
+std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy,
+                                                       std::string* error) {
+  const std::string dir = EbpfPinDir(policy);
+  int events_fd = bpf_obj_get((dir + "/events").c_str());
+  if (events_fd < 0) {
+    *error = Errno("opening " + dir + "/events", errno);
+    return nullptr;
+  }
+  std::unique_ptr<EbpfEventReader> r(new EbpfEventReader);
+  r->impl_ = std::make_unique<Impl>();
+  r->impl_->rules_fd = bpf_obj_get((dir + "/rules").c_str());
+  Impl* impl = r->impl_.get();
+  auto on_event = [](void* ctx, void* data, size_t size) -> int {
+    auto* self = static_cast<Impl*>(ctx);
+    if (size < sizeof(ward_event)) return 0;
+    ward_event ev;
+    std::memcpy(&ev, data, sizeof ev);
+    std::string text;
+    if (ev.rule != 0 && self->rules_fd >= 0) {
+      ward_rule_key key{ev.generation & 1u, ev.rule};
+      ward_rule_text t{};
+      if (bpf_map_lookup_elem(self->rules_fd, &key, &t) == 0) {
+        text.assign(t.text, strnlen(t.text, sizeof t.text));
+      }
+    }
+    self->out->push_back(FormatEbpfEvent(&ev, text));
+    return 0;
+  };
+  impl->rb = ring_buffer__new(events_fd, on_event, impl, nullptr);
+  int err = errno;
+  close(events_fd);  // the ring buffer keeps its own mapping
+  if (!impl->rb) {
+    *error = Errno("reading the ring buffer", err);
+    return nullptr;
+  }
+  return r;
+}
+
+bool EbpfEventReader::Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error) {
+  impl_->out = lines;
+  int n = ring_buffer__poll(impl_->rb, timeout_ms);
+  impl_->out = nullptr;
+  if (n < 0 && n != -EINTR) {
+    *error = Errno("polling the ring buffer", -n);
+    return false;
+  }
+  return true;
+}
+
+std::string FormatEbpfEvent(const void* event, const std::string& rule_text) {
+  ward_event ev;
+  std::memcpy(&ev, event, sizeof ev);
+  std::string reason = ev.rule == 0 ? "no rule matched"
+                                    : "rule " + std::to_string(ev.rule) +
+                                          (rule_text.empty() ? "" : ": " + rule_text);
+  if (ev.hook == WARD_HOOK_SOCKET) {
+    const uint32_t family = ev.sock_type >> 16, type = ev.sock_type & 0xffff;
+    auto fam = family == AF_INET    ? std::string("AF_INET")
+               : family == AF_INET6 ? std::string("AF_INET6")
+                                    : std::to_string(family);
+    return "socket(" + fam + ", " + std::to_string(type) + ", " + std::to_string(ev.sock_proto) +
+           ") denied (no rule grants this socket type)";
+  }
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(ev.family == 6 ? AF_INET6 : AF_INET, ev.addr, buf, sizeof buf);
+  std::string addr = ev.family == 6 ? "[" + std::string(buf) + "]" : std::string(buf);
+  const char* what = ev.hook == WARD_HOOK_CONNECT   ? "connect"
+                     : ev.hook == WARD_HOOK_SENDMSG ? "send"
+                                                    : "packet";
+  const bool ports = ev.proto == IPPROTO_TCP || ev.proto == IPPROTO_UDP;
+  std::string proto = ev.proto == IPPROTO_UDP    ? "udp "
+                      : ev.proto == IPPROTO_ICMP ? "icmp "
+                      : ev.proto == IPPROTO_TCP  ? ""
+                                                 : "protocol " + std::to_string(ev.proto) + " ";
+  return proto + what + " to " + (ports ? addr + ":" + std::to_string(ev.port) : addr) +
+         " denied (" + reason + ")";
+}
+
+// ---- the NetworkEnforcer adapter --------------------------------------------
+
+namespace {
+
+class Ebpf final : public NetworkEnforcer {
+ public:
+  std::string_view name() const override { return "ebpf"; }
+  bool Apply(const ir::Policy& policy, const Target& target, const ApplyOptions& options,
+             DiagnosticSink& sink, std::string* error) const override {
+    if (target.kind != Target::Kind::kCgroup) {
+      *error =
+          "ebpf enforces on a cgroup only (--cgroup PATH); use -t nftables for a user or "
+          "an interface";
+      return false;
+    }
+    std::optional<Cgroup> cg = ResolveCgroup(target.cgroup, error);
+    if (!cg) return false;
+    EbpfApplyResult r;
+    return EbpfApply(policy, *cg, options.resolve_domains, sink, &r, error);
+  }
+  bool Remove(const std::string& policy, bool* removed, std::string* error) const override {
+    return EbpfRemove(policy, removed, error);
+  }
+  bool Status(std::vector<Enforcement>* out, std::string* error) const override {
+    DIR* d = opendir(kWardDir);
+    if (!d) return true;
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != ".." && IsApplied(EbpfPinDir(n))) names.push_back(n);
+    }
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    for (const std::string& n : names) {
+      int fd = bpf_obj_get((EbpfPinDir(n) + "/ward_cfg").c_str());
+      if (fd < 0) {
+        *error = Errno("opening " + EbpfPinDir(n) + "/ward_cfg", errno);
+        return false;
+      }
+      ward_config cfg{};
+      uint32_t zero = 0;
+      int rc = bpf_map_lookup_elem(fd, &zero, &cfg);
+      close(fd);
+      if (rc != 0) continue;
+      Enforcement e;
+      e.enforcer = "ebpf";
+      e.policy = n;
+      e.table = EbpfPinDir(n);
+      e.generation = cfg.generation;
+      e.scope = Target::Kind::kCgroup;
+      e.cgroup_id = cfg.cgroup_id;
+      out->push_back(e);
+    }
+    return true;
+  }
+};
+
+}  // namespace
+
+const NetworkEnforcer& EbpfEnforcer() {
+  static const Ebpf enforcer;
+  return enforcer;
+}
+
+}  // namespace ward::enforce

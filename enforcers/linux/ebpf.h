@@ -1,0 +1,73 @@
+// The ebpf enforcer (backends/ebpf/README.md): Ward's BPF program set
+// loaded through its libbpf skeleton, its maps filled with a policy's egress
+// partition, attached to a cgroup v2 directory with links, and links and
+// maps pinned under /sys/fs/bpf/ward/<policy>/ so that enforcement outlives
+// the process that applied it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/policy.h"
+#include "enforcers/linux/enforcer.h"
+#include "language/diagnostics.h"
+
+namespace ward::enforce {
+
+// /sys/fs/bpf/ward/<policy>
+std::string EbpfPinDir(const std::string& policy);
+
+struct EbpfApplyResult {
+  uint32_t generation = 0;  // the generation now active
+  size_t entries = 0;       // address entries written (exact + prefixes)
+  bool replaced = false;    // a previous generation was replaced
+};
+
+// Enforces `policy`'s egress on `cgroup`. First apply: loads the programs,
+// fills generation 0, attaches (links: BPF_F_ALLOW_MULTI semantics, so a
+// descendant can add programs but never remove or override these) and pins.
+// Re-apply: fills the inactive generation of the pinned maps, flips the
+// generation once, moves the pinned links onto the freshly loaded programs,
+// and destroys the TCP connections the new generation refuses. All or
+// nothing: on failure nothing new is attached and the active generation is
+// unchanged. Policy problems go to `sink`; operational ones to *error.
+// Domain grants are resolved now (getaddrinfo) when `resolve_domains`.
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup, bool resolve_domains,
+               DiagnosticSink& sink, EbpfApplyResult* result, std::string* error);
+
+// Detaches every link (even if another process holds an fd to it) and
+// removes the pinned directory. *removed: whether anything was there.
+bool EbpfRemove(const std::string& policy, bool* removed, std::string* error);
+
+// Adds the addresses a name resolved to (a DNS-aware resolver's answer) to
+// the active generation, without a reload: `names_allow` is what the allowed
+// names matching the answer grant.
+bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
+                     const ir::NetDecision& names_allow, std::string* error);
+
+// Reads the denial events of an applied policy from its pinned ring buffer.
+class EbpfEventReader {
+ public:
+  ~EbpfEventReader();
+  // Opens the pinned ring buffer and rule texts of `policy`.
+  static std::unique_ptr<EbpfEventReader> Open(const std::string& policy, std::string* error);
+  // Waits up to `timeout_ms` for events and appends one line per denial:
+  // "connect to 203.0.113.9:443 denied (no rule matched)".
+  bool Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error);
+
+ private:
+  EbpfEventReader() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// One event (struct ward_event, bpf/ward_ebpf.h) as a line; `rule_text` is
+// the text of its rule, when it has one.
+std::string FormatEbpfEvent(const void* event, const std::string& rule_text);
+
+// The `ward apply -t ebpf` adapter (enforcer.h): cgroup targets only.
+const NetworkEnforcer& EbpfEnforcer();
+
+}  // namespace ward::enforce

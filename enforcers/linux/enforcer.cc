@@ -1,0 +1,105 @@
+#include "enforcers/linux/enforcer.h"
+
+#include <linux/capability.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#ifdef WARD_HAVE_NFTABLES
+#include "enforcers/linux/nftables.h"
+#endif
+#ifdef WARD_HAVE_EBPF
+#include "enforcers/linux/ebpf.h"
+#endif
+
+namespace ward::enforce {
+
+std::string CgroupV2Mount(std::string* error) {
+  std::ifstream mounts("/proc/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream fields(line);
+    std::string device, dir, type;
+    fields >> device >> dir >> type;
+    if (type == "cgroup2") return dir;
+  }
+  *error = "no cgroup2 file system is mounted (see /proc/mounts)";
+  return "";
+}
+
+std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error) {
+  Cgroup c;
+  c.mount = CgroupV2Mount(error);
+  if (c.mount.empty()) return std::nullopt;
+  std::string rel = path;
+  if (!rel.empty() && rel.front() == '/') {
+    if (rel.compare(0, c.mount.size(), c.mount) != 0 ||
+        (rel.size() > c.mount.size() && rel[c.mount.size()] != '/')) {
+      *error = "cgroup " + path + " is not under the cgroup v2 mount " + c.mount;
+      return std::nullopt;
+    }
+    rel = rel.substr(c.mount.size());
+  }
+  // Normalise: no empty, "." or ".." components.
+  std::string out;
+  std::istringstream parts(rel);
+  std::string part;
+  while (std::getline(parts, part, '/')) {
+    if (part.empty() || part == ".") continue;
+    if (part == ".." || part.find('"') != std::string::npos) {
+      *error = "cgroup path " + path + ": '..' and quotes are not allowed";
+      return std::nullopt;
+    }
+    out += (out.empty() ? "" : "/") + part;
+    ++c.level;
+  }
+  c.relative = out;
+  const std::string full = c.mount + (out.empty() ? "" : "/" + out);
+  struct stat st;
+  if (stat(full.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      access((full + "/cgroup.procs").c_str(), F_OK) != 0) {
+    *error = "cgroup " + full + " does not exist";
+    return std::nullopt;
+  }
+  if (c.level == 0) {
+    *error = "cgroup " + full + " is the root cgroup: name a cgroup below it";
+    return std::nullopt;
+  }
+  c.id = st.st_ino;
+  return c;
+}
+
+const std::vector<const NetworkEnforcer*>& NetworkEnforcers() {
+  static const std::vector<const NetworkEnforcer*> all = {
+#ifdef WARD_HAVE_NFTABLES
+      &NftablesEnforcer(),
+#endif
+#ifdef WARD_HAVE_EBPF
+      &EbpfEnforcer(),
+#endif
+  };
+  return all;
+}
+
+const NetworkEnforcer* FindNetworkEnforcer(std::string_view name) {
+  for (const NetworkEnforcer* e : NetworkEnforcers()) {
+    if (e->name() == name) return e;
+  }
+  return nullptr;
+}
+
+bool IsPlannedEnforcer(std::string_view name) {
+  return FindNetworkEnforcer(name) == nullptr && (name == "ebpf" || name == "nftables");
+}
+
+bool HasCapability(int capability) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  if (syscall(SYS_capget, &header, data) != 0) return false;
+  return (data[capability / 32].effective >> (capability % 32)) & 1;
+}
+
+}  // namespace ward::enforce

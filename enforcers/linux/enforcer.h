@@ -1,0 +1,95 @@
+// The network enforcers `ward apply`, `ward remove` and `ward status` drive
+// (cli.md): each takes a policy's IR and a scope on this host (a cgroup v2,
+// a user, or an interface such as a VM's tap), enforces it atomically, takes
+// it away completely, and reads back what the kernel holds. nftables is
+// built; eBPF (issue 5) plugs in by implementing the same class and adding
+// one line to the list in enforcer.cc.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compiler/policy.h"
+#include "language/diagnostics.h"
+
+namespace ward::enforce {
+
+// Who a policy applies to, as the user named it.
+struct Target {
+  enum class Kind { kCgroup, kUid, kInterface };
+  Kind kind = Kind::kCgroup;
+  // kCgroup: an absolute path under the cgroup v2 mount, or a path relative
+  // to it ("ward/agent-1").
+  std::string cgroup;
+  uint32_t uid = 0;
+  std::string interface;
+};
+
+// A cgroup v2 directory, resolved.
+struct Cgroup {
+  std::string mount;     // where cgroup2 is mounted ("/sys/fs/cgroup/unified")
+  std::string relative;  // "ward/agent-1"; "" for the root
+  int level = 0;         // components in `relative`
+  uint64_t id = 0;       // the cgroup id: the directory's inode number
+};
+
+// The cgroup2 mount point, read from /proc/mounts (never assumed); "" and
+// *error when there is none.
+std::string CgroupV2Mount(std::string* error);
+// Resolves `path` (absolute under the mount, or relative to it) to an
+// existing cgroup directory.
+std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error);
+
+struct ApplyOptions {
+  // Domain grants: resolve their names now into timed address sets.
+  bool resolve_domains = true;
+};
+
+// What an enforcer holds on this host for one policy, read back from the
+// kernel.
+struct Enforcement {
+  std::string enforcer;  // "nftables"
+  std::string policy;
+  std::string table;  // enforcer-specific object name ("ward_agent")
+  uint32_t generation = 0;
+  std::optional<Target::Kind> scope;  // none: loaded without a scope
+  uint64_t cgroup_id = 0;             // kCgroup: the id the kernel holds
+  std::string cgroup;                 // kCgroup: path relative to the v2 mount, when found
+  uint32_t uid = 0;
+  std::string interface;
+  size_t elements = 0;  // addresses x ports held
+};
+
+class NetworkEnforcer {
+ public:
+  virtual ~NetworkEnforcer() = default;
+  virtual std::string_view name() const = 0;
+  // Enforces the policy's network section on `target`, replacing what this
+  // enforcer held for the same policy in one step (never an intermediate
+  // wider state). Policy problems go to `sink` (then false, *error empty);
+  // operational failures (no privileges, kernel refusal) to *error. All or
+  // nothing: on failure the previous state is untouched.
+  virtual bool Apply(const ir::Policy& policy, const Target& target, const ApplyOptions& options,
+                     DiagnosticSink& sink, std::string* error) const = 0;
+  // Removes everything this enforcer holds for `policy`; *removed says
+  // whether there was anything.
+  virtual bool Remove(const std::string& policy, bool* removed, std::string* error) const = 0;
+  // What this enforcer holds on this host, by policy name.
+  virtual bool Status(std::vector<Enforcement>* out, std::string* error) const = 0;
+};
+
+// The network enforcers in one explicit list, and the names that are planned
+// but not built (`-t ebpf` until it lands): FindNetworkEnforcer returns
+// nullptr for those, and IsPlannedEnforcer tells them from unknown names.
+const std::vector<const NetworkEnforcer*>& NetworkEnforcers();
+const NetworkEnforcer* FindNetworkEnforcer(std::string_view name);
+bool IsPlannedEnforcer(std::string_view name);
+
+// Whether the calling process holds `capability` (CAP_NET_ADMIN, ...) in its
+// effective set.
+bool HasCapability(int capability);
+
+}  // namespace ward::enforce

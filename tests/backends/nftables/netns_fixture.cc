@@ -1,0 +1,406 @@
+#include "tests/backends/nftables/netns_fixture.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "enforcers/linux/enforcer.h"
+
+namespace ward::test {
+namespace {
+
+std::string ScratchLog() { return "/tmp/ward-nft-test-" + std::to_string(getpid()) + ".log"; }
+
+int System(const std::string& command) {
+  const int raw = std::system((command + " >>" + ScratchLog() + " 2>&1").c_str());
+  return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+}
+
+void Must(bool ok, const std::string& what) {
+  if (!ok) throw std::runtime_error("test setup failed: " + what + " (log: " + ScratchLog() + ")");
+}
+
+// ---- servers ------------------------------------------------------------------
+
+[[noreturn]] void Serve() {
+  std::vector<pollfd> fds;
+  std::map<int, int> kind;  // fd -> 0 tcp listener, 1 udp, 2 tcp connection
+  for (uint16_t port : ServerPorts()) {
+    for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
+      int s = socket(AF_INET6, type | SOCK_NONBLOCK, 0);
+      int zero = 0, one = 1;
+      setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+      setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      sockaddr_in6 a{};
+      a.sin6_family = AF_INET6;
+      a.sin6_port = htons(port);
+      if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) _exit(3);
+      if (type == SOCK_STREAM && listen(s, 512) != 0) _exit(4);
+      if (type == SOCK_DGRAM) setsockopt(s, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
+      fds.push_back({s, POLLIN, 0});
+      kind[s] = type == SOCK_STREAM ? 0 : 1;
+    }
+  }
+  char buf[2048];
+  for (;;) {
+    if (poll(fds.data(), fds.size(), -1) < 0) continue;
+    std::vector<pollfd> add;
+    for (pollfd& p : fds) {
+      if (!(p.revents & (POLLIN | POLLERR | POLLHUP))) continue;
+      if (kind[p.fd] == 0) {
+        int c = accept4(p.fd, nullptr, nullptr, SOCK_NONBLOCK);
+        if (c >= 0) {
+          add.push_back({c, POLLIN, 0});
+          kind[c] = 2;
+        }
+      } else if (kind[p.fd] == 1) {
+        // Answer from the address asked (IPV6_PKTINFO), as a real server
+        // on that address would: a connected client takes nothing else,
+        // and conntrack sees the answer as the flow's reply.
+        sockaddr_in6 from{};
+        char control[256];
+        iovec iov{buf, sizeof buf};
+        msghdr m{};
+        m.msg_name = &from;
+        m.msg_namelen = sizeof from;
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = control;
+        m.msg_controllen = sizeof control;
+        ssize_t n = recvmsg(p.fd, &m, 0);
+        if (n <= 0) continue;
+        iov.iov_len = static_cast<size_t>(n);
+        if (IN6_IS_ADDR_V4MAPPED(&from.sin6_addr)) {
+          m.msg_control = nullptr;
+          m.msg_controllen = 0;
+        }
+        sendmsg(p.fd, &m, 0);
+      } else {
+        ssize_t n = read(p.fd, buf, sizeof buf);
+        if (n > 0) {
+          ssize_t w = write(p.fd, buf, n);
+          (void)w;
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          close(p.fd);
+          kind.erase(p.fd);
+          p.fd = -1;
+        }
+      }
+    }
+    std::erase_if(fds, [](const pollfd& p) { return p.fd < 0; });
+    fds.insert(fds.end(), add.begin(), add.end());
+  }
+}
+
+// ---- probes -------------------------------------------------------------------
+
+struct Request {
+  Op op;
+  char address[64];
+  uint16_t port;
+  int timeout_ms;
+};
+
+struct Address {
+  sockaddr_storage sa{};
+  socklen_t len = 0;
+  int family = AF_INET;
+};
+
+Address Parse(const char* text, uint16_t port) {
+  Address a;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&a.sa);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&a.sa);
+  if (inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    a.len = sizeof *v4;
+  } else {
+    inet_pton(AF_INET6, text, &v6->sin6_addr);
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    a.len = sizeof *v6;
+    a.family = AF_INET6;
+  }
+  return a;
+}
+
+// Waits for `fd` to be readable (or writable); false on timeout.
+bool Wait(int fd, short events, int timeout_ms) {
+  pollfd p{fd, events, 0};
+  int n;
+  while ((n = poll(&p, 1, timeout_ms)) < 0 && errno == EINTR) {
+  }
+  return n > 0;
+}
+
+Outcome Err() { return Failed(errno); }
+
+// Reads the echo of "ward" (any error the socket holds comes back as errno).
+Outcome ReadEcho(int fd, int timeout_ms) {
+  if (!Wait(fd, POLLIN, timeout_ms)) return Failed(kTimedOut);
+  char buf[64];
+  ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+  if (n < 0) return Err();
+  if (n == 0) return Failed(EPIPE);
+  return kOk;
+}
+
+Outcome TcpConnect(const Address& a, int timeout_ms, int* out_fd) {
+  int fd = socket(a.family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+  if (fd < 0) return Err();
+  *out_fd = fd;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&a.sa), a.len) != 0 && errno != EINPROGRESS) {
+    return Err();
+  }
+  if (!Wait(fd, POLLOUT, timeout_ms)) return Failed(kTimedOut);
+  int err = 0;
+  socklen_t len = sizeof err;
+  getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err != 0) return Failed(err);
+  return kOk;
+}
+
+Outcome Echo(int fd, int timeout_ms) {
+  if (send(fd, "ward", 4, MSG_NOSIGNAL) < 0) return Err();
+  return ReadEcho(fd, timeout_ms);
+}
+
+int held = -1;
+
+Outcome RunProbe(const Request& r) {
+  const Address a = Parse(r.address, r.port);
+  int fd = -1;
+  Outcome o;
+  switch (r.op) {
+    case Op::kTcp:
+      o = TcpConnect(a, r.timeout_ms, &fd);
+      if (o.ok) o = Echo(fd, r.timeout_ms);
+      break;
+    case Op::kTcpHold:
+      if (held >= 0) close(held);
+      held = -1;
+      o = TcpConnect(a, r.timeout_ms, &fd);
+      if (o.ok) o = Echo(fd, r.timeout_ms);
+      if (o.ok) std::swap(held, fd);
+      break;
+    case Op::kTcpHeldEcho:
+      return held < 0 ? Failed(EBADF) : Echo(held, r.timeout_ms);
+    case Op::kTcpHeldClose:
+      if (held >= 0) close(held);
+      held = -1;
+      return kOk;
+    case Op::kUdpConnected:
+      fd = socket(a.family, SOCK_DGRAM, 0);
+      if (connect(fd, reinterpret_cast<const sockaddr*>(&a.sa), a.len) != 0) {
+        o = Err();
+      } else {
+        o = Echo(fd, r.timeout_ms);
+      }
+      break;
+    case Op::kUdpSendto:
+      fd = socket(a.family, SOCK_DGRAM, 0);
+      o = sendto(fd, "ward", 4, 0, reinterpret_cast<const sockaddr*>(&a.sa), a.len) < 0
+              ? Err()
+              : ReadEcho(fd, r.timeout_ms);
+      break;
+    case Op::kUdpSendmsg: {
+      fd = socket(a.family, SOCK_DGRAM, 0);
+      char data[] = "ward";
+      iovec iov{data, 4};
+      msghdr m{};
+      m.msg_name = const_cast<sockaddr_storage*>(&a.sa);
+      m.msg_namelen = a.len;
+      m.msg_iov = &iov;
+      m.msg_iovlen = 1;
+      o = sendmsg(fd, &m, 0) < 0 ? Err() : ReadEcho(fd, r.timeout_ms);
+      break;
+    }
+    case Op::kUdpSendmmsg: {
+      fd = socket(a.family, SOCK_DGRAM, 0);
+      char data[] = "ward";
+      iovec iov{data, 4};
+      mmsghdr m[2] = {};
+      for (mmsghdr& h : m) {
+        h.msg_hdr.msg_name = const_cast<sockaddr_storage*>(&a.sa);
+        h.msg_hdr.msg_namelen = a.len;
+        h.msg_hdr.msg_iov = &iov;
+        h.msg_hdr.msg_iovlen = 1;
+      }
+      const int sent = sendmmsg(fd, m, 2, 0);
+      if (sent < 0) {
+        o = Err();
+      } else if (sent != 2) {
+        o = Failed(EMSGSIZE);  // partial: not expected either way
+      } else {
+        o = ReadEcho(fd, r.timeout_ms);
+      }
+      break;
+    }
+    case Op::kIcmp: {
+      fd = socket(a.family, SOCK_DGRAM,
+                  a.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
+      if (fd < 0) return Err();
+      unsigned char echo[16] = {};
+      echo[0] = a.family == AF_INET ? 8 : 128;  // echo request
+      o = sendto(fd, echo, sizeof echo, 0, reinterpret_cast<const sockaddr*>(&a.sa), a.len) < 0
+              ? Err()
+              : ReadEcho(fd, r.timeout_ms);
+      break;
+    }
+  }
+  if (fd >= 0) close(fd);
+  return o;
+}
+
+}  // namespace
+
+void RequireRoot(const char* test) {
+  if (geteuid() == 0) return;
+  std::fprintf(stdout, "%s: needs root; skipped\n", test);
+  std::fflush(stdout);
+  std::_Exit(77);
+}
+
+const std::vector<uint16_t>& ServerPorts() {
+  static const std::vector<uint16_t> ports = {22, 53, 80, 443, 1000, 5432, 8000, 8050, 8100, 8101};
+  return ports;
+}
+
+std::string Outcome::Describe() const {
+  if (ok) return "ok";
+  if (err == kTimedOut) return "timed out";
+  return std::string("errno ") + std::to_string(err) + " (" + strerror(err) + ")";
+}
+
+TestNetns::TestNetns() {
+  static int counter = 0;
+  name_ = "ward-nft-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  Must(System("ip netns add " + name_) == 0, "ip netns add " + name_);
+  original_ = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int fd = open(("/var/run/netns/" + name_).c_str(), O_RDONLY | O_CLOEXEC);
+  Must(fd >= 0 && setns(fd, CLONE_NEWNET) == 0, "setns " + name_);
+  close(fd);
+  Must(Sh("ip link set lo up") == 0, "lo up");
+  Must(Sh("ip route add local 10.0.0.0/8 dev lo") == 0, "route 10/8");
+  Must(Sh("ip -6 addr add fd00:200::1/64 dev lo") == 0, "fd00:200::1");
+  Must(Sh("ip -6 route add local fd00:200::/64 dev lo") == 0, "route fd00:200::/64");
+  Must(Sh("sysctl -qw net.ipv4.ping_group_range='0 2147483647'") == 0, "ping_group_range");
+  server_ = fork();
+  if (server_ == 0) Serve();
+  // The servers are up once a TCP connect to the last port succeeds.
+  for (int i = 0; i < 200; ++i) {
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(ServerPorts().back());
+    a.sin_addr.s_addr = htonl(0x0ac80001);
+    const bool up = connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    close(s);
+    if (up) return;
+    usleep(10000);
+  }
+  Must(false, "servers did not start");
+}
+
+TestNetns::~TestNetns() {
+  if (server_ > 0) {
+    kill(server_, SIGKILL);
+    waitpid(server_, nullptr, 0);
+  }
+  if (original_ >= 0) {
+    setns(original_, CLONE_NEWNET);
+    close(original_);
+  }
+  System("ip netns del " + name_);
+}
+
+int TestNetns::Sh(const std::string& command) const { return System(command); }
+
+void TestNetns::FlushWardTables() const {
+  System(
+      "for t in $(nft -j list tables inet | grep -o '\"name\": \"ward_[^\"]*' | cut -d'\"' -f4);"
+      " do nft delete table inet $t; done");
+}
+
+TestCgroup::TestCgroup(const std::string& leaf) {
+  std::string error;
+  const std::string mount = enforce::CgroupV2Mount(&error);
+  Must(!mount.empty(), error);
+  const std::string parent = mount + "/ward-nft-" + std::to_string(getpid());
+  mkdir(parent.c_str(), 0755);
+  path_ = parent + "/" + leaf;
+  Must(mkdir(path_.c_str(), 0755) == 0, "mkdir " + path_);
+}
+
+TestCgroup::~TestCgroup() {
+  // Workers have left (their destructors ran first); remove the leaf and,
+  // when it is empty, the parent.
+  rmdir(path_.c_str());
+  rmdir(std::filesystem::path(path_).parent_path().c_str());
+}
+
+uint64_t TestCgroup::id() const {
+  struct stat st;
+  return stat(path_.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+Worker::Worker(const std::string& cgroup, int64_t uid) {
+  int sv[2];
+  Must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
+  pid_ = fork();
+  if (pid_ == 0) {
+    close(sv[0]);
+    if (!cgroup.empty()) {
+      std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
+    }
+    if (uid >= 0 &&
+        (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {
+      _exit(5);
+    }
+    Request r;
+    while (read(sv[1], &r, sizeof r) == sizeof r) {
+      Outcome o = RunProbe(r);
+      int reply[2] = {o.ok, o.err};
+      if (write(sv[1], reply, sizeof reply) != sizeof reply) break;
+    }
+    _exit(0);
+  }
+  close(sv[1]);
+  fd_ = sv[0];
+}
+
+Worker::~Worker() {
+  close(fd_);
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+Outcome Worker::Run(Op op, const std::string& address, uint16_t port, int timeout_ms) {
+  Request r{op, {}, port, timeout_ms};
+  std::snprintf(r.address, sizeof r.address, "%s", address.c_str());
+  Must(write(fd_, &r, sizeof r) == sizeof r, "worker request");
+  int reply[2];
+  Must(read(fd_, reply, sizeof reply) == sizeof reply, "worker reply");
+  return {reply[0] != 0, reply[1]};
+}
+
+}  // namespace ward::test

@@ -1,0 +1,97 @@
+// [root] The environment the nftables enforcement tests run in: a fresh
+// network namespace this process enters with setns() (so /sys and the
+// cgroup v2 tree stay visible, unlike `ip netns exec`), with 10.0.0.0/8 and
+// fd00:200::/64 routed locally on its `lo`; servers this test starts on the
+// wildcard address; cgroups under the v2 mount found in /proc/mounts; and
+// workers that run probes (connect, sendto, ping, ...) from inside a cgroup
+// or as a user and report the syscall's outcome. Everything is removed in
+// the destructors, also when a test fails; nothing leaves the namespace.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ward::test {
+
+// Exits 77 (CTest: skipped) unless root.
+void RequireRoot(const char* test);
+
+// The ports the servers listen on (TCP and UDP echo, IPv4 and IPv6).
+const std::vector<uint16_t>& ServerPorts();
+
+class TestNetns {
+ public:
+  TestNetns();  // creates, enters, configures, starts the servers
+  ~TestNetns();
+  TestNetns(const TestNetns&) = delete;
+  TestNetns& operator=(const TestNetns&) = delete;
+  const std::string& name() const { return name_; }
+  // Runs a shell command (ip, nft) in the namespace; returns its exit code.
+  int Sh(const std::string& command) const;
+  // Deletes every ward_ table in the namespace.
+  void FlushWardTables() const;
+
+ private:
+  std::string name_;
+  int original_ = -1;
+  pid_t server_ = -1;
+};
+
+class TestCgroup {
+ public:
+  explicit TestCgroup(const std::string& leaf);  // <v2 mount>/ward-nft-<pid>/<leaf>
+  ~TestCgroup();
+  TestCgroup(const TestCgroup&) = delete;
+  TestCgroup& operator=(const TestCgroup&) = delete;
+  const std::string& path() const { return path_; }  // absolute
+  uint64_t id() const;
+
+ private:
+  std::string path_;
+};
+
+// What a probe's syscalls returned: ok (the echo came back), or the errno of
+// the call that failed; kTimedOut when no answer came (never a "denied").
+struct Outcome {
+  bool ok = false;
+  int err = 0;
+  std::string Describe() const;
+  bool operator==(const Outcome&) const = default;
+};
+inline constexpr int kTimedOut = -1;
+inline const Outcome kOk{true, 0};
+inline Outcome Failed(int err) { return {false, err}; }
+
+enum class Op {
+  kTcp,           // connect, send, read the echo
+  kUdpConnected,  // connect, send, recv
+  kUdpSendto,     // unconnected sendto, recvfrom
+  kUdpSendmsg,    // unconnected sendmsg
+  kUdpSendmmsg,   // unconnected sendmmsg (two datagrams)
+  kIcmp,          // ping socket echo
+  kTcpHold,       // connect and keep the connection (one at a time)
+  kTcpHeldEcho,   // send and read the echo on the kept connection
+  kTcpHeldClose,
+};
+
+// A process that runs probes from a cgroup (path non-empty) and/or as a
+// user (uid >= 0).
+class Worker {
+ public:
+  Worker(const std::string& cgroup, int64_t uid = -1);
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+  // `address` is IPv4 or IPv6 text (an IPv4-mapped one goes through an
+  // AF_INET6 socket).
+  Outcome Run(Op op, const std::string& address, uint16_t port = 0, int timeout_ms = 2000);
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+};
+
+}  // namespace ward::test
