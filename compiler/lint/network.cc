@@ -2,6 +2,8 @@
 // how names were written.
 #include <algorithm>
 #include <array>
+#include <optional>
+#include <utility>
 
 #include "compiler/lint/context.h"
 
@@ -218,6 +220,28 @@ std::optional<Fix> InsertInNetwork(const PolicyContext& ctx, const std::string& 
   return Fix{description, {s.file, at, at}, "\n    " + line};
 }
 
+// The first (protocol, port) the egress partition allows to `addr`, if any
+// (ICMP as port 0).
+template <typename A>
+std::optional<std::pair<Protocol, uint16_t>> FirstAllowedIn(const std::vector<ir::Piece<A>>& pieces,
+                                                            A a) {
+  for (const ir::Piece<A>& piece : pieces) {
+    if (a < piece.range.lo || a > piece.range.hi) continue;
+    const ir::NetDecision& d = piece.decision;
+    if (!d.tcp.empty()) return std::pair{Protocol::kTcp, d.tcp.ranges().front().first};
+    if (!d.udp.empty()) return std::pair{Protocol::kUdp, d.udp.ranges().front().first};
+    if (d.icmp) return std::pair{Protocol::kIcmp, uint16_t{0}};
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::pair<Protocol, uint16_t>> FirstAllowed(const ir::NetRules& net,
+                                                          const IpPrefix& addr) {
+  if (addr.v6) return FirstAllowedIn(net.egress.v6, ir::V6Range(addr).lo);
+  return FirstAllowedIn(net.egress.v4, ir::V4Range(addr).lo);
+}
+
 // L2207 and L2208: metadata and link-local addresses reachable.
 void LinkLocal(const PolicyContext& ctx, Findings& out) {
   struct Probe {
@@ -233,8 +257,13 @@ void LinkLocal(const PolicyContext& ctx, Findings& out) {
   };
   for (const Probe& probe : kProbes) {
     IpPrefix addr = Addr(probe.addr);
-    if (!ctx.ir.network.Decide(Direction::kEgress, Protocol::kTcp, addr, 80)) continue;
-    std::vector<const ir::FlatRule*> rules = Allowing(ctx.ir.network, Protocol::kTcp, addr, 80);
+    // Reachable on any protocol and port counts (`allow tcp to any port 443`
+    // reaches the metadata service on 443): the first one the partition
+    // allows is the witness.
+    std::optional<std::pair<Protocol, uint16_t>> witness = FirstAllowed(ctx.ir.network, addr);
+    if (!witness) continue;
+    std::vector<const ir::FlatRule*> rules =
+        Allowing(ctx.ir.network, witness->first, addr, witness->second);
     if (rules.empty()) continue;
     Finding& f = out.Add(
         probe.rule, rules.back()->peer.span,

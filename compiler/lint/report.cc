@@ -372,7 +372,6 @@ std::string RenderFindingsSarif(const SourceManager& sources, const DiagnosticSi
   }
   ordered_json driver;
   driver["name"] = "ward";
-  driver["informationUri"] = "https://github.com/ward-policy/ward";
   if (!options.tool_version.empty()) driver["version"] = options.tool_version;
   driver["rules"] = std::move(rules);
   ordered_json run;

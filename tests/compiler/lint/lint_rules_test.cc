@@ -239,6 +239,28 @@ TEST_CASE("each rule triggers with the exact position and message, and not on it
 
 // Not run by default: prints every finding of every case (to review or to
 // update the expectations): `compiler_lint_test "[.dump]"`.
+TEST_CASE("L2207/L2208: metadata reachable on any port or protocol counts, not only port 80") {
+  const std::string tcp443 = "policy p {\n  network {\n    allow tcp to any port 443\n  }\n}\n";
+  CHECK(
+      Only(LintSource(tcp443), "L2207") ==
+      std::vector<std::string>{
+          "L2207 3:18 the cloud metadata service 169.254.169.254 is reachable: this allow covers "
+          "it and no deny refuses it",
+          "L2207 3:18 the cloud metadata service fd00:ec2::254 is reachable: this allow covers it "
+          "and no deny refuses it"});
+  const std::string udp =
+      "policy p {\n  network {\n    allow udp to 169.254.0.0/16 port 5000\n  }\n}\n";
+  CHECK(Only(LintSource(udp), "L2207").size() == 1);
+  CHECK(Only(LintSource(udp), "L2208").size() == 1);
+  const std::string icmp = "policy p {\n  network {\n    allow icmp to fd00:ec2::/64\n  }\n}\n";
+  CHECK(Only(LintSource(icmp), "L2207").size() == 1);
+  // Near miss: the metadata service denied, the rest of the allow kept.
+  CHECK(Only(LintSource("policy p {\n  network {\n    allow tcp to any port 443\n    deny to "
+                        "169.254.169.254, fd00:ec2::254\n  }\n}\n"),
+             "L2207")
+            .empty());
+}
+
 TEST_CASE("dump", "[.dump]") {
   for (const Case& c : kCases) {
     std::cout << "== " << c.id << " trigger\n";
