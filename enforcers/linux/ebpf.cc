@@ -685,6 +685,25 @@ class Ebpf final : public NetworkEnforcer {
   bool Remove(const std::string& policy, bool* removed, std::string* error) const override {
     return EbpfRemove(policy, removed, error);
   }
+  // The entries of a pinned map (both generations while a flip is under
+  // way; one otherwise).
+  static size_t MapEntries(const std::string& pinned) {
+    const int fd = bpf_obj_get(pinned.c_str());
+    if (fd < 0) return 0;
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    size_t count = 0;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.key_size <= 64) {
+      unsigned char key[64], next[64];
+      for (void* prev = nullptr; bpf_map_get_next_key(fd, prev, next) == 0; prev = key) {
+        std::memcpy(key, next, info.key_size);
+        ++count;
+      }
+    }
+    close(fd);
+    return count;
+  }
+
   bool Status(std::vector<Enforcement>* out, std::string* error) const override {
     DIR* d = opendir(kWardDir);
     if (!d) return true;
@@ -713,6 +732,10 @@ class Ebpf final : public NetworkEnforcer {
       e.generation = cfg.generation;
       e.scope = Target::Kind::kCgroup;
       e.cgroup_id = cfg.cgroup_id;
+      e.cgroup = CgroupPathOfId(cfg.cgroup_id);
+      for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm"}) {
+        e.elements += MapEntries(EbpfPinDir(n) + "/" + map);
+      }
       out->push_back(e);
     }
     return true;

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -70,6 +71,27 @@ std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error)
   }
   c.id = st.st_ino;
   return c;
+}
+
+std::string CgroupPathOfId(uint64_t id) {
+  std::string error;
+  const std::string mount = CgroupV2Mount(&error);
+  if (mount.empty()) return "";
+  std::error_code ec;
+  namespace fs = std::filesystem;
+  for (auto it = fs::recursive_directory_iterator(
+           mount, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_directory(ec)) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    struct stat st;
+    if (stat(it->path().c_str(), &st) == 0 && st.st_ino == id) {
+      return it->path().string().substr(mount.size() + 1);
+    }
+  }
+  return "";
 }
 
 const std::vector<const NetworkEnforcer*>& NetworkEnforcers() {

@@ -42,6 +42,9 @@ std::string CgroupV2Mount(std::string* error);
 // Resolves `path` (absolute under the mount, or relative to it) to an
 // existing cgroup directory.
 std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error);
+// The path, relative to the v2 mount, of the cgroup whose id (inode) is
+// `id`; "" when no cgroup has it any more.
+std::string CgroupPathOfId(uint64_t id);
 
 struct ApplyOptions {
   // Domain grants: resolve their names now into timed address sets.

@@ -131,8 +131,6 @@ TEST_CASE("ward apply refusals", "[root]") {
   CHECK(r.out == "no ward policy is enforced on this host\n");
 }
 
-}  // namespace ward::test
-
 TEST_CASE("ward apply -t ebpf / status / remove on a cgroup, enforced after ward exits", "[root]") {
   REQUIRE(enforce::FindNetworkEnforcer("ebpf") != nullptr);
   TestNetns ns;
@@ -163,3 +161,5 @@ TEST_CASE("ward apply -t ebpf / status / remove on a cgroup, enforced after ward
   r = Ward("status -t ebpf");
   CHECK(r.out == "no ward policy is enforced on this host\n");
 }
+
+}  // namespace ward::test
