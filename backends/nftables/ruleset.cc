@@ -360,16 +360,27 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
 
   // `egress`: packets leaving the workload (its flows' first direction, or
   // replies of flows it accepted); `ingress`: packets reaching it.
-  const Term fast = CtMark(options.generation);
-  Chain egress{"egress", "", {MakeRule({fast, Verdict("accept")})}};
+  // Every packet is looked up: no fast path on the conntrack mark. A mark
+  // equal to the generation proves nothing when another Ward table covering
+  // the same socket (a uid scope and a cgroup scope), or any other host tool,
+  // sets the same small value; a flow another table allowed would pass this
+  // one unlooked-up. The mark only records which generation last allowed a
+  // flow (and `ward status` reads the generation from `allow`).
+  Chain egress{"egress", "", {}};
   // A reset reaching the workload closes a flow and opens none; it is how
   // a refused connect (ours, sent from the output hook) reaches its socket.
   const Term rst{
       "tcp flags & rst == rst",
       {{"match",
         {{"op", "=="}, {"left", {{"&", {Payload("tcp", "flags"), "rst"}}}}, {"right", "rst"}}}}};
-  Chain ingress{
-      "ingress", "", {MakeRule({fast, Verdict("accept")}), MakeRule({rst, Verdict("accept")})}};
+  // ICMP errors about a flow conntrack tracks (fragmentation needed, port
+  // unreachable) reach the workload: they carry no data and open nothing.
+  const Term related = Match("ct state related", {{"ct", {{"key", "state"}}}}, "related");
+  Chain ingress{"ingress",
+                "",
+                {MakeRule({rst, Verdict("accept")}),
+                 MakeRule({related, L4Proto("icmp"), Verdict("accept")}),
+                 MakeRule({related, L4Proto("ipv6-icmp"), Verdict("accept")})}};
   const Term original = CtDirection(true), reply = CtDirection(false);
   for (const DirectionSets* d : {&egress4, &egress6}) {
     d->AppendRules(original, {true, true}, "allow", egress.rules);

@@ -150,7 +150,8 @@ TEST_CASE("nftables: the scope and generation ward apply fills in") {
   REQUIRE(nft::RenderRuleset(c->ir, options, &r, sink));
   CHECK(r.table == "ward_s");
   CHECK(r.elements == 1);
-  CHECK(r.text.find("\t\tct mark 0x00000007 accept\n") != std::string::npos);
+  // No fast path on the mark: another table may have set the same value.
+  CHECK(r.text.find("ct mark 0x00000007 accept") == std::string::npos);
   CHECK(r.text.find("\t\tct mark set 0x00000007 accept\n") != std::string::npos);
   CHECK(r.text.find("\t\tsocket cgroupv2 level 2 \"ward/agent\" goto egress_reject\n") !=
         std::string::npos);

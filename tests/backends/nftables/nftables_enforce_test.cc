@@ -213,6 +213,43 @@ TEST_CASE("a narrowing cuts an established connection; a re-apply that still all
   CHECK(in.Run(Op::kTcp, "10.200.0.7", 8000) == kRefused);
 }
 
+TEST_CASE("two policies covering one socket: each decides, whichever allowed first", "[root]") {
+  // A uid-scoped policy allows port 8000; a cgroup-scoped one does not. A
+  // socket in both scopes must be refused: a flow one table allowed (and
+  // marked) is still looked up by the other.
+  TestNetns ns;
+  TestCgroup scoped("layered");
+  Worker both(scoped.path(), 12345);
+  const std::string by_uid =
+      "policy by-uid { network { allow tcp to 10.200.0.0/16 ports 8000, 8050 } }";
+  const std::string by_cgroup =
+      "policy by-cgroup { network { allow tcp to 10.200.0.0/16 port 8050 } }";
+  enforce::Target uid;
+  uid.kind = enforce::Target::Kind::kUid;
+  uid.uid = 12345;
+  auto remove = [](const std::string& name) {
+    bool removed = false;
+    std::string error;
+    REQUIRE(enforce::NftablesEnforcer().Remove(name, &removed, &error));
+  };
+  // Positive control: the uid policy alone lets the flow through.
+  Apply(by_uid, uid);
+  REQUIRE(both.Run(Op::kTcp, "10.200.0.7", 8000) == kOk);
+  for (int order = 0; order < 2; ++order) {
+    INFO("order " << order);
+    if (order == 0) {
+      Apply(by_cgroup, CgroupTarget(scoped));  // by-uid loaded first
+    } else {
+      remove("by-uid");
+      remove("by-cgroup");
+      Apply(by_cgroup, CgroupTarget(scoped));
+      Apply(by_uid, uid);  // by-cgroup loaded first
+    }
+    CHECK(both.Run(Op::kTcp, "10.200.0.7", 8000) == kRefused);
+    CHECK(both.Run(Op::kTcp, "10.200.0.7", 8050) == kOk);
+  }
+}
+
 TEST_CASE("a failed apply changes nothing", "[root]") {
   TestNetns ns;
   TestCgroup scoped("failed");
