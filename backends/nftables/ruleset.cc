@@ -376,11 +376,11 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   // ICMP errors about a flow conntrack tracks (fragmentation needed, port
   // unreachable) reach the workload: they carry no data and open nothing.
   const Term related = Match("ct state related", {{"ct", {{"key", "state"}}}}, "related");
-  Chain ingress{"ingress",
-                "",
-                {MakeRule({rst, Verdict("accept")}),
-                 MakeRule({related, L4Proto("icmp"), Verdict("accept")}),
-                 MakeRule({related, L4Proto("ipv6-icmp"), Verdict("accept")})}};
+  Chain ingress{
+      "ingress",
+      "",
+      {MakeRule({rst, Verdict("accept")}), MakeRule({related, L4Proto("icmp"), Verdict("accept")}),
+       MakeRule({related, L4Proto("ipv6-icmp"), Verdict("accept")})}};
   const Term original = CtDirection(true), reply = CtDirection(false);
   for (const DirectionSets* d : {&egress4, &egress6}) {
     d->AppendRules(original, {true, true}, "allow", egress.rules);
