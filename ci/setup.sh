@@ -25,6 +25,8 @@ packages=(
   # nftables: the backend's library and nft(8) for the tests' read-back; the
   # tests' namespaces and cgroups (iproute2, util-linux: setpriv)
   libnftables-dev nftables util-linux
+  # the CI integrations' tests create git repositories
+  git
 )
 
 missing=()

@@ -24,26 +24,6 @@ inline std::string ScratchDir() {
   return dir;
 }
 
-// Runs `ward ARGS` through the shell (with `env` assignments in front),
-// capturing stdout and stderr apart.
-inline Run Ward(const std::string& args, const std::string& env = "") {
-  static int counter = 0;
-  std::string dir = ScratchDir();
-  std::string out_file = dir + "/out" + std::to_string(counter);
-  std::string err_file = dir + "/err" + std::to_string(counter++);
-  std::string cmd = env + " " + WARD_BINARY + " " + args + " >" + out_file + " 2>" + err_file;
-  int raw = std::system(cmd.c_str());
-  Run r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  auto slurp = [](const std::string& f) {
-    std::ifstream in(f);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  };
-  r.out = slurp(out_file);
-  r.err = slurp(err_file);
-  return r;
-}
-
 // Runs a shell command (not ward), capturing stdout and stderr apart.
 inline Run Shell(const std::string& command) {
   static int counter = 0;
@@ -60,6 +40,12 @@ inline Run Shell(const std::string& command) {
   r.out = slurp(out_file);
   r.err = slurp(err_file);
   return r;
+}
+
+// Runs `ward ARGS` through the shell (with `env` assignments in front),
+// capturing stdout and stderr apart.
+inline Run Ward(const std::string& args, const std::string& env = "") {
+  return Shell(env + " " + WARD_BINARY + " " + args);
 }
 
 // Writes a file into the scratch folder and returns its path.
