@@ -25,6 +25,9 @@ packages=(
   # nftables: the backend's library and nft(8) for the tests' read-back; the
   # tests' namespaces and cgroups (iproute2, util-linux: setpriv)
   libnftables-dev nftables util-linux
+  # domain grants: the tests resolve against a dnsmasq they run (libresolv,
+  # the resolver itself, is part of libc6-dev)
+  dnsmasq-base
   # the CI integrations' tests create git repositories
   git
 )

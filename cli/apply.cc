@@ -4,12 +4,19 @@
 // away, and say what the host enforces. Argument parsing and output only.
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "enforcers/linux/enforcer.h"
+#ifdef WARD_HAVE_EBPF
+#include "enforcers/linux/ebpf.h"
+#endif
 
 namespace ward::cli {
 namespace {
@@ -23,7 +30,32 @@ struct ApplyFlags {
   std::optional<int64_t> uid;
   std::optional<std::string> interface;
   OutputFlags output;
+  // Domain grants (apply): keep resolving in the foreground; the resolver.
+  bool refresh = false;
+  std::vector<std::string> dns_servers;
+  uint32_t ttl_floor = enforce::DnsOptions{}.ttl_floor;
+  uint32_t ttl_cap = enforce::DnsOptions{}.ttl_cap;
+  bool follow = false;  // status: print denial events as they come
 };
+
+// SIGINT/SIGTERM end the foreground loops (--refresh, --follow); what is
+// enforced stays.
+std::atomic<bool> g_stop{false};
+void OnStopSignal(int) { g_stop = true; }
+void CatchStopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+// Sleeps up to `seconds`, waking early when a stop signal came.
+void SleepUnlessStopped(uint32_t seconds) {
+  for (uint32_t i = 0; i < seconds * 10 && !g_stop; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
 
 // The enforcer `-t` names; nullptr after a usage message.
 const enforce::NetworkEnforcer* Enforcer(const std::string& command, const std::string& name) {
@@ -93,9 +125,16 @@ int RunApply(const ApplyFlags& flags) {
     target.kind = enforce::Target::Kind::kInterface;
     target.interface = *flags.interface;
   }
+  enforce::ApplyOptions options;
+  options.dns.servers = flags.dns_servers;
+  options.dns.ttl_floor = flags.ttl_floor;
+  options.dns.ttl_cap = flags.ttl_cap;
+  if (flags.ttl_floor == 0 || flags.ttl_cap < flags.ttl_floor) {
+    std::cerr << "ward apply: need 0 < --ttl-floor <= --ttl-cap\n";
+    return kUsage;
+  }
   std::string error;
-  const bool ok =
-      enforcer->Apply(loaded->ir, target, enforce::ApplyOptions{}, loaded->sink, &error);
+  const bool ok = enforcer->Apply(loaded->ir, target, options, loaded->sink, &error);
   if (!loaded->sink.diagnostics().empty()) {
     OutputFlags text = flags.output;
     text.format = "text";
@@ -117,6 +156,36 @@ int RunApply(const ApplyFlags& flags) {
                 << ", generation " << e.generation << ") to " << ScopeText(e) << "\n";
     }
   }
+  const bool domains =
+      !loaded->ir.network.egress_domains.empty() || !loaded->ir.network.ingress_domains.empty();
+  if (!flags.refresh) {
+    if (domains) {
+      std::cout << "note: addresses resolved for domain grants are trusted for their DNS TTL ("
+                << flags.ttl_floor << "-" << flags.ttl_cap
+                << " s); keep them fresh with `ward apply --refresh`\n";
+    }
+    return kOk;
+  }
+  // --refresh: resolve again before the answers expire, until stopped.
+  CatchStopSignals();
+  uint32_t next = enforce::RefreshSeconds({}, options.dns);
+  std::cout << "refreshing domain answers until interrupted\n" << std::flush;
+  while (!g_stop) {
+    SleepUnlessStopped(next);
+    if (g_stop) break;
+    DiagnosticSink sink;
+    std::string refresh_error;
+    if (!enforcer->RefreshDomains(loaded->ir, options, sink, &next, &refresh_error)) {
+      std::cerr << "ward apply: refresh failed: " << refresh_error << "\n";
+      return kUsage;
+    }
+    if (!sink.diagnostics().empty()) {
+      OutputFlags text = flags.output;
+      text.format = "text";
+      PrintDiagnostics(loaded->sources, sink, text);
+    }
+  }
+  std::cout << "stopped refreshing; the policy stays applied\n";
   return kOk;
 }
 
@@ -147,6 +216,48 @@ int RunRemove(const ApplyFlags& flags) {
     std::cout << enforcer->name() << " holds nothing for " << name << "\n";
   }
   return kOk;
+}
+
+// `ward status --follow`: the denials the eBPF programs report, one line
+// each, until interrupted. nftables keeps no event stream (its rejects are
+// not logged).
+int Follow(const std::vector<enforce::Enforcement>& held) {
+#ifdef WARD_HAVE_EBPF
+  std::vector<std::pair<std::string, std::unique_ptr<enforce::EbpfEventReader>>> readers;
+  for (const enforce::Enforcement& e : held) {
+    if (e.enforcer != "ebpf") continue;
+    std::string error;
+    auto reader = enforce::EbpfEventReader::Open(e.policy, &error);
+    if (!reader) {
+      std::cerr << "ward status: " << e.policy << ": " << error << "\n";
+      return kUsage;
+    }
+    readers.emplace_back(e.policy, std::move(reader));
+  }
+  if (readers.empty()) {
+    std::cerr << "ward status: --follow: no policy is enforced with ebpf (only ebpf reports "
+                 "denials)\n";
+    return kUsage;
+  }
+  CatchStopSignals();
+  std::cout << std::flush;
+  while (!g_stop) {
+    for (auto& [policy, reader] : readers) {
+      std::vector<std::string> lines;
+      std::string error;
+      if (!reader->Poll(readers.size() == 1 ? 200 : 50, &lines, &error)) {
+        std::cerr << "ward status: " << policy << ": " << error << "\n";
+        return kUsage;
+      }
+      for (const std::string& l : lines) std::cout << policy << ": " << l << "\n" << std::flush;
+    }
+  }
+  return kOk;
+#else
+  (void)held;
+  std::cerr << "ward status: --follow needs the ebpf enforcer, not built in this ward\n";
+  return kUsage;
+#endif
 }
 
 int RunStatus(const ApplyFlags& flags) {
@@ -201,7 +312,7 @@ int RunStatus(const ApplyFlags& flags) {
     std::cout << e.policy << ": " << e.enforcer << " table " << e.table << ", generation "
               << e.generation << ", " << ScopeText(e) << ", " << e.elements << " set elements\n";
   }
-  return kOk;
+  return flags.follow ? Follow(held) : kOk;
 }
 
 void AddTargetOption(CLI::App* cmd, ApplyFlags* flags) {
@@ -222,6 +333,13 @@ void AddApplyCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--std", f->std_dir, "standard library folder");
   cmd->add_option("--color", f->output.color, "colour: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_flag("--refresh", f->refresh,
+                "stay in the foreground and keep domain grants' addresses fresh until "
+                "interrupted (the policy stays applied)");
+  cmd->add_option("--dns-server", f->dns_servers,
+                  "IPv4 DNS server for domain grants (repeatable; default: /etc/resolv.conf)");
+  cmd->add_option("--ttl-floor", f->ttl_floor, "shortest time an answer is trusted (seconds)");
+  cmd->add_option("--ttl-cap", f->ttl_cap, "longest time an answer is trusted (seconds)");
   cmd->callback([f, exit_code] { *exit_code = RunApply(*f); });
 }
 
@@ -242,6 +360,8 @@ void AddStatusCommand(CLI::App& app, int* exit_code) {
   AddTargetOption(cmd, f.get());
   cmd->add_option("--format", f->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));
+  cmd->add_flag("--follow", f->follow,
+                "then print the denials the ebpf programs report, until interrupted");
   cmd->callback([f, exit_code] { *exit_code = RunStatus(*f); });
 }
 

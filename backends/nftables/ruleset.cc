@@ -1,7 +1,11 @@
 #include "backends/nftables/ruleset.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace ward::backend::nftables {
 namespace {
@@ -18,6 +22,7 @@ struct Set {
   std::string name;
   std::vector<std::string> types;  // "ipv4_addr", "inet_service"
   bool interval = false;
+  bool timeout = false;  // domain sets: elements expire with their DNS TTL
   std::vector<Term> elements;
 };
 
@@ -109,6 +114,14 @@ Rule MakeRule(const std::vector<Term>& terms) {
   return r;
 }
 
+std::string ElementsText(const std::vector<Term>& elements, const char* indent) {
+  std::string out;
+  for (size_t i = 0; i < elements.size(); ++i) {
+    out += indent + elements[i].text + (i + 1 < elements.size() ? ",\n" : "\n");
+  }
+  return out;
+}
+
 // ---- the partition as sets --------------------------------------------------
 
 // Which header fields a lookup reads, for one direction of a flow.
@@ -125,6 +138,26 @@ struct Family {
 };
 constexpr Family kV4{"v4", "ip", "ipv4_addr", "icmp"};
 constexpr Family kV6{"v6", "ip6", "ipv6_addr", "ipv6-icmp"};
+
+// The rule that gives a packet the `verdict` when its remote address (and
+// port, for TCP and UDP), read with `o`, is in `set`. proto: 0 tcp, 1 udp,
+// 2 icmp.
+Rule LookupRule(const Family& family, const Set& set, int proto, Orientation o, const Term& prefix,
+                const Term& verdict) {
+  const std::string addr_field = o.remote_is_daddr ? "daddr" : "saddr";
+  const std::string port_field = o.port_is_dport ? "dport" : "sport";
+  if (proto == 2) {
+    Term lookup = Match(std::string(family.payload) + " " + addr_field + " @" + set.name,
+                        Payload(family.payload, addr_field), "@" + set.name);
+    return MakeRule({prefix, L4Proto(family.icmp), lookup, verdict});
+  }
+  const std::string p = proto == 0 ? "tcp" : "udp";
+  Term lookup = Match(std::string(family.payload) + " " + addr_field + " . " + p + " " +
+                          port_field + " @" + set.name,
+                      {{"concat", {Payload(family.payload, addr_field), Payload(p, port_field)}}},
+                      "@" + set.name);
+  return MakeRule({prefix, lookup, verdict});
+}
 
 // The sets of one direction and family, and the rules that look them up.
 class DirectionSets {
@@ -176,29 +209,17 @@ class DirectionSets {
     }
   }
 
-  // The rules that send a packet matching these sets, read with `o`, to
-  // `target`; `prefix` goes in front (ct direction).
-  void AppendRules(const Term& prefix, Orientation o, const std::string& target,
+  // The rules that give a packet matching these sets, read with `o`, the
+  // `verdict`; `prefix` goes in front (ct direction).
+  void AppendRules(const Term& prefix, Orientation o, const Term& verdict,
                    std::vector<Rule>& out) const {
-    const std::string addr_field = o.remote_is_daddr ? "daddr" : "saddr";
-    const std::string port_field = o.port_is_dport ? "dport" : "sport";
     for (int proto = 0; proto < 2; ++proto) {
-      const std::string p = proto == 0 ? "tcp" : "udp";
       for (const Set& s : ports_[proto]) {
-        if (s.elements.empty()) continue;
-        Term lookup =
-            Match(std::string(family_.payload) + " " + addr_field + " . " + p + " " + port_field +
-                      " @" + s.name,
-                  {{"concat", {Payload(family_.payload, addr_field), Payload(p, port_field)}}},
-                  "@" + s.name);
-        out.push_back(MakeRule({prefix, lookup, Verdict("goto", target)}));
+        if (!s.elements.empty()) out.push_back(LookupRule(family_, s, proto, o, prefix, verdict));
       }
     }
     for (const Set& s : icmp_) {
-      if (s.elements.empty()) continue;
-      Term lookup = Match(std::string(family_.payload) + " " + addr_field + " @" + s.name,
-                          Payload(family_.payload, addr_field), "@" + s.name);
-      out.push_back(MakeRule({prefix, L4Proto(family_.icmp), lookup, Verdict("goto", target)}));
+      if (!s.elements.empty()) out.push_back(LookupRule(family_, s, 2, o, prefix, verdict));
     }
   }
 
@@ -228,17 +249,231 @@ class DirectionSets {
   ir::V6 icmp_ranges_hi_ = 0;
 };
 
+// ---- domains ----------------------------------------------------------------
+//
+// A direction's domain grants become sets `<dir>_<v4|v6>_dom_<tcp|udp|icmp>`
+// with `flags timeout`: `ward apply` fills them with the addresses the names
+// resolve to, each element timing out with its (clamped) DNS TTL, so an
+// address nobody re-resolved stops being allowed by itself. The denies a
+// grant must not override (the IR's Piece::denied) are sets
+// `<dir>_denied_<v4|v6>_...`, looked up before the domain sets with `return`
+// (refused).
+
+bool Resolvable(const std::string& pattern) { return pattern.rfind("*.", 0) != 0; }
+
+const std::map<std::string, ir::DomainEntry>& Domains(const ir::NetRules& net, ir::Direction d) {
+  return d == ir::Direction::kEgress ? net.egress_domains : net.ingress_domains;
+}
+
+// What a direction's resolvable grants allow in all: the sets it needs.
+ir::NetDecision DomainUnion(const ir::NetRules& net, ir::Direction d) {
+  ir::NetDecision u;
+  for (const auto& [pattern, entry] : Domains(net, d)) {
+    if (Resolvable(pattern)) u = u.Union(entry.allow);
+  }
+  return u;
+}
+
+Term Timed(const Term& t, uint32_t ttl) {
+  return {t.text + " timeout " + std::to_string(ttl) + "s",
+          {{"elem", {{"val", t.value}, {"timeout", ttl}}}}};
+}
+
+using Grants = std::vector<std::pair<ir::NetDecision, uint32_t>>;  // what, TTL
+
+// The resolved addresses of one direction: per address, the grants (and
+// TTLs) of the patterns that resolved to it. IPv4-mapped answers are IPv4.
+struct Grouped {
+  std::map<ir::V4, Grants> v4;
+  std::map<ir::V6, Grants> v6;
+};
+
+Grouped Group(const ir::NetRules& net, ir::Direction d,
+              const std::vector<ResolvedAddress>& resolved) {
+  Grouped g;
+  for (const ResolvedAddress& r : resolved) {
+    if (r.direction != d || !Resolvable(r.pattern)) continue;
+    auto it = Domains(net, d).find(r.pattern);
+    if (it == Domains(net, d).end() || it->second.allow.empty()) continue;
+    if (!r.address.v6) {
+      g.v4[ir::V4Range(r.address).lo].push_back({it->second.allow, r.ttl});
+    } else if (const ir::V6 a = ir::V6Range(r.address).lo; ir::IsMapped(a)) {
+      g.v4[static_cast<ir::V4>(a & 0xffffffffu)].push_back({it->second.allow, r.ttl});
+    } else {
+      g.v6[a].push_back({it->second.allow, r.ttl});
+    }
+  }
+  return g;
+}
+
+// The domain sets of one direction and family.
+class DomainSets {
+ public:
+  DomainSets(const std::string& dir, const Family& family, const ir::NetDecision& allows)
+      : family_(family) {
+    const std::string base = dir + "_" + family.tag + "_dom_";
+    const char* names[3] = {"tcp", "udp", "icmp"};
+    for (int proto = 0; proto < 3; ++proto) {
+      Set& s = sets_[proto];
+      s.name = base + names[proto];
+      s.types = {family.type};
+      if (proto < 2) s.types.push_back("inet_service");
+      s.interval = proto < 2;
+      s.timeout = true;
+    }
+    present_[0] = !allows.tcp.empty();
+    present_[1] = !allows.udp.empty();
+    present_[2] = allows.icmp;
+  }
+
+  template <typename A>
+  void Fill(const std::map<A, Grants>& addresses) {
+    for (const auto& [addr, grants] : addresses) {
+      const Term a = AddressTerm(ir::Range<A>{addr, addr});
+      std::set<uint32_t, std::greater<>> ttls;
+      for (const auto& g : grants) ttls.insert(g.second);
+      for (int proto = 0; proto < 2; ++proto) {
+        // Each port gets the longest TTL of the grants allowing it; ports
+        // with different TTLs are separate elements (adjacent, never
+        // overlapping, as interval sets require).
+        ir::PortSet done;
+        for (uint32_t ttl : ttls) {
+          ir::PortSet ports;
+          for (const auto& [what, t] : grants) {
+            if (t == ttl) ports = ports.Union(proto == 0 ? what.tcp : what.udp);
+          }
+          ports = ports.Minus(done);
+          for (const auto& range : ports.ranges()) {
+            sets_[proto].elements.push_back(Timed(Concat(a, PortTerm(range)), ttl));
+          }
+          done = done.Union(ports);
+        }
+      }
+      uint32_t icmp_ttl = 0;
+      bool icmp = false;
+      for (const auto& [what, ttl] : grants) {
+        if (!what.icmp) continue;
+        icmp = true;
+        icmp_ttl = std::max(icmp_ttl, ttl);
+      }
+      if (icmp) sets_[2].elements.push_back(Timed(a, icmp_ttl));
+    }
+  }
+
+  void AppendSets(std::vector<Set>& out) const {
+    for (int p = 0; p < 3; ++p) {
+      if (present_[p]) out.push_back(sets_[p]);
+    }
+  }
+
+  void AppendRules(const Term& prefix, Orientation o, const Term& verdict,
+                   std::vector<Rule>& out) const {
+    for (int p = 0; p < 3; ++p) {
+      if (present_[p]) out.push_back(LookupRule(family_, sets_[p], p, o, prefix, verdict));
+    }
+  }
+
+  // Replaces the sets' elements: flush and add, in the caller's transaction.
+  void AppendRefresh(const std::string& table, std::string& out) const {
+    for (int p = 0; p < 3; ++p) {
+      if (!present_[p]) continue;
+      out += "flush set inet " + table + " " + sets_[p].name + "\n";
+      if (sets_[p].elements.empty()) continue;
+      out += "add element inet " + table + " " + sets_[p].name + " {\n" +
+             ElementsText(sets_[p].elements, "\t") + "}\n";
+    }
+  }
+
+ private:
+  Family family_;
+  Set sets_[3];
+  bool present_[3] = {false, false, false};
+};
+
+// One direction's domain machinery: the denied sets and the domain sets, per
+// family; nothing when the direction has no resolvable grant.
+class DirectionDomains {
+ public:
+  DirectionDomains(const ir::NetRules& net, ir::Direction d,
+                   const std::vector<ResolvedAddress>& resolved)
+      : dir_(d == ir::Direction::kEgress ? "egress" : "ingress"),
+        denied4_(dir_ + "_denied", kV4),
+        denied6_(dir_ + "_denied", kV6),
+        domains4_(dir_, kV4, DomainUnion(net, d)),
+        domains6_(dir_, kV6, DomainUnion(net, d)) {
+    active_ = !DomainUnion(net, d).empty();
+    if (!active_) return;
+    const ir::Partition& part = d == ir::Direction::kEgress ? net.egress : net.ingress;
+    denied4_.Add(DeniedPieces(part.v4));
+    denied6_.Add(DeniedPieces(part.v6));
+    const Grouped g = Group(net, d, resolved);
+    domains4_.Fill(g.v4);
+    domains6_.Fill(g.v6);
+  }
+
+  bool active() const { return active_; }
+
+  void AppendSets(std::vector<Set>& out) const {
+    if (!active_) return;
+    denied4_.AppendSets(out);
+    denied6_.AppendSets(out);
+    domains4_.AppendSets(out);
+    domains6_.AppendSets(out);
+  }
+
+  // Denied first (return: the caller refuses), then the grants.
+  void AppendRules(const Term& prefix, Orientation o, std::vector<Rule>& out) const {
+    if (!active_) return;
+    denied4_.AppendRules(prefix, o, Verdict("return"), out);
+    denied6_.AppendRules(prefix, o, Verdict("return"), out);
+    domains4_.AppendRules(prefix, o, Verdict("goto", "allow"), out);
+    domains6_.AppendRules(prefix, o, Verdict("goto", "allow"), out);
+  }
+
+  void AppendRefresh(const std::string& table, std::string& out) const {
+    if (!active_) return;
+    domains4_.AppendRefresh(table, out);
+    domains6_.AppendRefresh(table, out);
+  }
+
+ private:
+  template <typename A>
+  static std::vector<ir::Piece<A>> DeniedPieces(const std::vector<ir::Piece<A>>& pieces) {
+    std::vector<ir::Piece<A>> out;
+    for (const ir::Piece<A>& p : pieces) {
+      if (p.denied.empty()) continue;
+      ir::Piece<A> d = p;
+      d.decision = p.denied;
+      out.push_back(d);
+    }
+    return out;
+  }
+
+  std::string dir_;
+  DirectionSets denied4_, denied6_;
+  DomainSets domains4_, domains6_;
+  bool active_ = false;
+};
+
 // ---- rendering --------------------------------------------------------------
 
 void RenderSetText(const Set& s, std::string& out) {
   out += "\tset " + s.name + " {\n\t\ttype ";
   for (size_t i = 0; i < s.types.size(); ++i) out += (i ? " . " : "") + s.types[i];
   out += "\n";
-  if (s.interval) out += "\t\tflags interval\n";
-  out += "\t\telements = {\n";
-  for (size_t i = 0; i < s.elements.size(); ++i) {
-    out += "\t\t\t" + s.elements[i].text + (i + 1 < s.elements.size() ? ",\n" : "\n");
+  if (s.interval && s.timeout) {
+    out += "\t\tflags interval, timeout\n";
+  } else if (s.interval) {
+    out += "\t\tflags interval\n";
+  } else if (s.timeout) {
+    out += "\t\tflags timeout\n";
   }
+  if (s.elements.empty()) {
+    out += "\t}\n";
+    return;
+  }
+  out += "\t\telements = {\n";
+  out += ElementsText(s.elements, "\t\t\t");
   out += "\t\t}\n\t}\n";
 }
 
@@ -260,7 +495,11 @@ json SetJson(const std::string& table, const Set& s) {
   } else {
     j["type"] = s.types;
   }
-  if (s.interval) j["flags"] = {"interval"};
+  json flags = json::array();
+  if (s.interval) flags.push_back("interval");
+  if (s.timeout) flags.push_back("timeout");
+  if (!flags.empty()) j["flags"] = flags;
+  if (s.elements.empty()) return j;
   json elems = json::array();
   for (const Term& e : s.elements) elems.push_back(e.value);
   j["elem"] = elems;
@@ -314,23 +553,28 @@ std::vector<Chain> BaseChains(const std::optional<Scope>& scope) {
   return {output, input, forward};
 }
 
-bool CheckDomains(const ir::Policy& policy, DiagnosticSink& sink) {
+bool CheckDomains(const ir::Policy& policy, bool applying, DiagnosticSink& sink) {
   bool ok = true;
-  bool warned = false;
+  bool noted = false;
   for (const ir::FlatRule& r : policy.network.rules) {
-    const bool domain =
-        r.peer.kind == ast::PeerKind::kDomain || r.peer.kind == ast::PeerKind::kWildcardDomain;
-    if (!domain) continue;
+    const bool wildcard = r.peer.kind == ast::PeerKind::kWildcardDomain;
+    if (r.peer.kind != ast::PeerKind::kDomain && !wildcard) continue;
     if (!r.allow) {
       sink.Error(Code::kCannotExpress, r.span,
                  "nftables cannot enforce a deny by domain: the name's other addresses get through",
                  "deny the addresses instead, or use a DNS-aware target");
       ok = false;
-    } else if (!warned) {
+    } else if (wildcard) {
       sink.Warning(Code::kCannotExpress, r.span,
-                   "nftables does not enforce domain grants yet (no name is resolved into the "
-                   "table): flows to this name are denied unless an address rule allows them");
-      warned = true;
+                   "nftables cannot resolve a wildcard ahead of time: flows to names under it are "
+                   "denied unless an address rule allows them",
+                   "name the hosts the workload needs");
+    } else if (!applying && !noted) {
+      sink.Warning(Code::kCannotExpress, r.span,
+                   "the compiled table's domain sets are empty: `ward apply` resolves the names "
+                   "and fills them (elements time out with their DNS TTL)",
+                   "load it with `ward apply`, not `nft -f`, or grant the addresses");
+      noted = true;
     }
   }
   return ok;
@@ -340,13 +584,27 @@ bool CheckDomains(const ir::Policy& policy, DiagnosticSink& sink) {
 
 std::string TableName(const std::string& policy) { return "ward_" + policy; }
 
+bool HasResolvableDomains(const ir::Policy& policy) {
+  return !DomainUnion(policy.network, ir::Direction::kEgress).empty() ||
+         !DomainUnion(policy.network, ir::Direction::kIngress).empty();
+}
+
+std::string DomainRefreshText(const ir::Policy& policy,
+                              const std::vector<ResolvedAddress>& resolved) {
+  const std::string table = TableName(policy.name);
+  std::string out;
+  DirectionDomains(policy.network, ir::Direction::kEgress, resolved).AppendRefresh(table, out);
+  DirectionDomains(policy.network, ir::Direction::kIngress, resolved).AppendRefresh(table, out);
+  return out;
+}
+
 std::string RemoveText(const std::string& table) {
   return "table inet " + table + "\ndelete table inet " + table + "\n";
 }
 
 bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Ruleset* out,
                    DiagnosticSink& sink) {
-  if (!CheckDomains(policy, sink)) return false;
+  if (!CheckDomains(policy, options.scope.has_value(), sink)) return false;
   const ir::NetRules& net = policy.network;
   DirectionSets egress4("egress", kV4), egress6("egress", kV6);
   DirectionSets ingress4("ingress", kV4), ingress6("ingress", kV6);
@@ -355,8 +613,13 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   ingress4.Add(net.ingress.v4);
   ingress6.Add(net.ingress.v6);
 
+  const DirectionDomains egress_domains(net, ir::Direction::kEgress, options.resolved);
+  const DirectionDomains ingress_domains(net, ir::Direction::kIngress, options.resolved);
+
   std::vector<Set> sets;
   for (const DirectionSets* d : {&egress4, &egress6, &ingress4, &ingress6}) d->AppendSets(sets);
+  egress_domains.AppendSets(sets);
+  ingress_domains.AppendSets(sets);
 
   // `egress`: packets leaving the workload (its flows' first direction, or
   // replies of flows it accepted); `ingress`: packets reaching it.
@@ -382,16 +645,23 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
       {MakeRule({rst, Verdict("accept")}), MakeRule({related, L4Proto("icmp"), Verdict("accept")}),
        MakeRule({related, L4Proto("ipv6-icmp"), Verdict("accept")})}};
   const Term original = CtDirection(true), reply = CtDirection(false);
+  const Term allow_verdict = Verdict("goto", "allow");
   for (const DirectionSets* d : {&egress4, &egress6}) {
-    d->AppendRules(original, {true, true}, "allow", egress.rules);
+    d->AppendRules(original, {true, true}, allow_verdict, egress.rules);
   }
   for (const DirectionSets* d : {&ingress4, &ingress6}) {
-    d->AppendRules(reply, {true, false}, "allow", egress.rules);
-    d->AppendRules(original, {false, true}, "allow", ingress.rules);
+    d->AppendRules(reply, {true, false}, allow_verdict, egress.rules);
+    d->AppendRules(original, {false, true}, allow_verdict, ingress.rules);
   }
   for (const DirectionSets* d : {&egress4, &egress6}) {
-    d->AppendRules(reply, {false, false}, "allow", ingress.rules);
+    d->AppendRules(reply, {false, false}, allow_verdict, ingress.rules);
   }
+  // Domain grants after the partition: what a deny refuses is refused
+  // (return), then the resolved addresses are looked up.
+  egress_domains.AppendRules(original, {true, true}, egress.rules);
+  ingress_domains.AppendRules(reply, {true, false}, egress.rules);
+  ingress_domains.AppendRules(original, {false, true}, ingress.rules);
+  egress_domains.AppendRules(reply, {false, false}, ingress.rules);
   Term set_mark{
       "ct mark set " + CtMark(options.generation).text.substr(8),
       {{"mangle", {{"key", {{"ct", {{"key", "mark"}}}}}, {"value", options.generation}}}}};

@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "backends/resolved.h"
 #include "compiler/policy.h"
 #include "language/diagnostics.h"
 
@@ -27,12 +29,16 @@ struct Scope {
   std::string interface;  // kInterface: a VM's tap
 };
 
+using backend::ResolvedAddress;
+
 struct RenderOptions {
   // The flow generation: every flow a chain allows gets this ct mark, and a
   // packet of a flow marked with it passes without another lookup. `ward
   // apply` raises it by one on each apply.
   uint32_t generation = 1;
   std::optional<Scope> scope;
+  // The domain sets' elements (none in `ward compile`'s artifacts).
+  std::vector<ResolvedAddress> resolved;
 };
 
 struct Ruleset {
@@ -47,6 +53,17 @@ struct Ruleset {
 // not in the table (approximated towards deny).
 bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Ruleset* out,
                    DiagnosticSink& sink);
+
+// Whether the policy has domain grants this backend turns into timed sets
+// (allows of names without a wildcard).
+bool HasResolvableDomains(const ir::Policy& policy);
+
+// The commands that replace the domain sets' elements in one transaction
+// (flush, then add with timeouts), for a table RenderRuleset made from the
+// same policy: how `ward apply --refresh` keeps the sets fresh, and how a
+// DNS-aware resolver would add answers without reloading the table.
+std::string DomainRefreshText(const ir::Policy& policy,
+                              const std::vector<ResolvedAddress>& resolved);
 
 // The text that deletes the table (absent or not) in one transaction.
 std::string RemoveText(const std::string& table);

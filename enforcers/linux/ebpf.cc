@@ -184,31 +184,17 @@ bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::st
   return true;
 }
 
-// Resolves the allowed names into exact entries (an exact entry overrides
-// the prefix covering it). Names that do not resolve add nothing.
-void ResolveDomains(const ir::NetRules& net, eb::MapContents* m) {
+// The answers for the allowed names as exact entries (an exact entry
+// overrides the prefix covering it). eBPF enforces egress only.
+void AddResolved(const ir::NetRules& net, const std::vector<backend::ResolvedAddress>& resolved,
+                 eb::MapContents* m) {
   std::map<std::pair<bool, std::array<uint8_t, 16>>, ir::NetDecision> answers;
-  for (const eb::DomainGrant& d : m->domains) {
-    if (d.pattern.rfind("*.", 0) == 0) continue;  // a wildcard cannot be resolved
-    addrinfo hints{};
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    addrinfo* res = nullptr;
-    if (getaddrinfo(d.pattern.c_str(), nullptr, &hints, &res) != 0) continue;
-    for (addrinfo* a = res; a; a = a->ai_next) {
-      std::array<uint8_t, 16> bytes{};
-      bool v6 = a->ai_family == AF_INET6;
-      if (v6) {
-        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in6*>(a->ai_addr)->sin6_addr, 16);
-      } else if (a->ai_family == AF_INET) {
-        std::memcpy(bytes.data(), &reinterpret_cast<sockaddr_in*>(a->ai_addr)->sin_addr, 4);
-      } else {
-        continue;
-      }
-      auto& slot = answers[{v6, bytes}];
-      slot = slot.Union(d.allow);
-    }
-    freeaddrinfo(res);
+  for (const backend::ResolvedAddress& r : resolved) {
+    if (r.direction != ir::Direction::kEgress) continue;
+    auto it = net.egress_domains.find(r.pattern);
+    if (it == net.egress_domains.end()) continue;
+    auto& slot = answers[{r.address.v6, r.address.bytes}];
+    slot = slot.Union(it->second.allow);
   }
   for (const auto& [key, allow] : answers) {
     IpPrefix p;
@@ -427,8 +413,9 @@ bool IsApplied(const std::string& dir) {
 
 std::string EbpfPinDir(const std::string& policy) { return std::string(kWardDir) + "/" + policy; }
 
-bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup, bool resolve_domains,
-               DiagnosticSink& sink, EbpfApplyResult* result, std::string* error) {
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
+               const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,
+               EbpfApplyResult* result, std::string* error) {
   *result = {};
   if (!ValidPolicyName(policy.name)) {
     *error = "policy name '" + policy.name + "' cannot name a bpffs directory";
@@ -436,7 +423,7 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup, bool resolve_doma
   }
   eb::MapContents maps;
   if (!eb::BuildMaps(policy.network, &maps, sink)) return false;
-  if (resolve_domains) ResolveDomains(policy.network, &maps);
+  AddResolved(policy.network, resolved, &maps);
   if (maps.portsets.size() > WARD_MAX_PORTSETS) {
     *error = "the resolved names need more port sets than the maps hold";
     return false;
@@ -680,7 +667,43 @@ class Ebpf final : public NetworkEnforcer {
     std::optional<Cgroup> cg = ResolveCgroup(target.cgroup, error);
     if (!cg) return false;
     EbpfApplyResult r;
-    return EbpfApply(policy, *cg, options.resolve_domains, sink, &r, error);
+    std::vector<backend::ResolvedAddress> resolved;
+    if (options.resolve_domains) resolved = ResolveDomainGrants(policy, options.dns, sink);
+    return EbpfApply(policy, *cg, resolved, sink, &r, error);
+  }
+  // The maps' entries do not expire: a refresh applies the policy again with
+  // the new answers (a generation flip: never wider than old or new).
+  bool RefreshDomains(const ir::Policy& policy, const ApplyOptions& options, DiagnosticSink& sink,
+                      uint32_t* next_seconds, std::string* error) const override {
+    const std::string dir = EbpfPinDir(policy.name);
+    if (!IsApplied(dir)) {
+      *error = "policy " + policy.name + " is not applied with ebpf";
+      return false;
+    }
+    const int fd = bpf_obj_get((dir + "/ward_cfg").c_str());
+    if (fd < 0) {
+      *error = Errno("opening " + dir + "/ward_cfg", errno);
+      return false;
+    }
+    ward_config cfg{};
+    uint32_t zero = 0;
+    const int rc = bpf_map_lookup_elem(fd, &zero, &cfg);
+    close(fd);
+    if (rc != 0) {
+      *error = Errno("reading " + dir + "/ward_cfg", errno);
+      return false;
+    }
+    const std::string path = CgroupPathOfId(cfg.cgroup_id);
+    std::optional<Cgroup> cg = ResolveCgroup(path, error);
+    if (path.empty() || !cg) {
+      if (error->empty()) *error = "the cgroup policy " + policy.name + " was applied to is gone";
+      return false;
+    }
+    const std::vector<backend::ResolvedAddress> resolved =
+        ResolveDomainGrants(policy, options.dns, sink);
+    *next_seconds = RefreshSeconds(resolved, options.dns);
+    EbpfApplyResult r;
+    return EbpfApply(policy, *cg, resolved, sink, &r, error);
   }
   bool Remove(const std::string& policy, bool* removed, std::string* error) const override {
     return EbpfRemove(policy, removed, error);

@@ -33,9 +33,12 @@ struct EbpfApplyResult {
 // and destroys the TCP connections the new generation refuses. All or
 // nothing: on failure nothing new is attached and the active generation is
 // unchanged. Policy problems go to `sink`; operational ones to *error.
-// Domain grants are resolved now (getaddrinfo) when `resolve_domains`.
-bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup, bool resolve_domains,
-               DiagnosticSink& sink, EbpfApplyResult* result, std::string* error);
+// `resolved`: the answers for the policy's domain grants
+// (ResolveDomainGrants), as exact entries; they do not expire in the maps:
+// a refresh re-applies (RefreshDomains), as `ward apply --refresh` does.
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
+               const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,
+               EbpfApplyResult* result, std::string* error);
 
 // Detaches every link (even if another process holds an fd to it) and
 // removes the pinned directory. *removed: whether anything was there.

@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -17,6 +19,48 @@
 #endif
 
 namespace ward::enforce {
+
+std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& policy,
+                                                          const DnsOptions& dns,
+                                                          DiagnosticSink& sink) {
+  std::vector<backend::ResolvedAddress> out;
+  for (ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
+    const auto& domains = d == ir::Direction::kEgress ? policy.network.egress_domains
+                                                      : policy.network.ingress_domains;
+    for (const auto& [pattern, entry] : domains) {
+      if (pattern.rfind("*.", 0) == 0 || entry.allow.empty()) continue;
+      std::vector<DnsAnswer> answers;
+      std::string error;
+      if (!ResolveName(pattern, dns, &answers, &error) || answers.empty()) {
+        Span span;
+        for (const ir::FlatRule& r : policy.network.rules) {
+          if (r.direction == d && r.allow && r.peer.kind == ast::PeerKind::kDomain &&
+              ir::NormaliseDomain(r.peer.domain) == pattern) {
+            span = r.span;
+            break;
+          }
+        }
+        sink.Warning(Code::kCannotExpress, span,
+                     "\"" + pattern + "\" did not resolve" + (error.empty() ? "" : ": " + error) +
+                         "; flows to it stay denied until it does",
+                     "check the name and the DNS server");
+        continue;
+      }
+      for (const DnsAnswer& a : answers) out.push_back({d, pattern, a.address, a.ttl});
+    }
+  }
+  return out;
+}
+
+uint32_t RefreshSeconds(const std::vector<backend::ResolvedAddress>& answers,
+                        const DnsOptions& dns) {
+  uint32_t shortest = std::max<uint32_t>(dns.ttl_floor, 1);
+  if (!answers.empty()) {
+    shortest = UINT32_MAX;
+    for (const auto& a : answers) shortest = std::min(shortest, a.ttl);
+  }
+  return std::max<uint32_t>(shortest / 2, 1);
+}
 
 std::string CgroupV2Mount(std::string* error) {
   std::ifstream mounts("/proc/mounts");

@@ -12,7 +12,9 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/resolved.h"
 #include "compiler/policy.h"
+#include "enforcers/linux/dns.h"
 #include "language/diagnostics.h"
 
 namespace ward::enforce {
@@ -47,9 +49,22 @@ std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error)
 std::string CgroupPathOfId(uint64_t id);
 
 struct ApplyOptions {
-  // Domain grants: resolve their names now into timed address sets.
+  // Domain grants: resolve their names now into timed address entries.
   bool resolve_domains = true;
+  DnsOptions dns;
 };
+
+// Resolves every domain grant of the policy that names one host (a wildcard
+// cannot be resolved ahead of time; backends warn about those). A name that
+// does not resolve, or whose server does not answer, gets no addresses (its
+// flows stay denied) and a warning in `sink` naming the rule.
+std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& policy,
+                                                          const DnsOptions& dns,
+                                                          DiagnosticSink& sink);
+// How long to wait before resolving again: half the shortest TTL among the
+// answers, at least one second; half the floor when there are none.
+uint32_t RefreshSeconds(const std::vector<backend::ResolvedAddress>& answers,
+                        const DnsOptions& dns);
 
 // What an enforcer holds on this host for one policy, read back from the
 // kernel.
@@ -77,6 +92,13 @@ class NetworkEnforcer {
   // nothing: on failure the previous state is untouched.
   virtual bool Apply(const ir::Policy& policy, const Target& target, const ApplyOptions& options,
                      DiagnosticSink& sink, std::string* error) const = 0;
+  // Resolves the policy's domain grants again and replaces the addresses
+  // the applied policy holds for them, in one step (addresses nobody
+  // refreshed expire by themselves with their TTL). The policy must be the
+  // one applied. *next_seconds: when to call again (RefreshSeconds).
+  virtual bool RefreshDomains(const ir::Policy& policy, const ApplyOptions& options,
+                              DiagnosticSink& sink, uint32_t* next_seconds,
+                              std::string* error) const = 0;
   // Removes everything this enforcer holds for `policy`; *removed says
   // whether there was anything.
   virtual bool Remove(const std::string& policy, bool* removed, std::string* error) const = 0;

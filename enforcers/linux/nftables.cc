@@ -103,7 +103,7 @@ class Nftables final : public NetworkEnforcer {
  public:
   std::string_view name() const override { return "nftables"; }
 
-  bool Apply(const ir::Policy& policy, const Target& target, const ApplyOptions&,
+  bool Apply(const ir::Policy& policy, const Target& target, const ApplyOptions& apply,
              DiagnosticSink& sink, std::string* error) const override {
     if (!HasCapability(CAP_NET_ADMIN)) {
       *error = "needs CAP_NET_ADMIN to load nftables rules (run as root)";
@@ -147,6 +147,9 @@ class Nftables final : public NetworkEnforcer {
     } else if (!error->empty()) {
       return false;
     }
+    if (apply.resolve_domains && nft::HasResolvableDomains(policy)) {
+      options.resolved = ResolveDomainGrants(policy, apply.dns, sink);
+    }
     nft::Ruleset ruleset;
     if (!nft::RenderRuleset(policy, options, &ruleset, sink)) return false;
     const bool loaded = cgroup && cgroup->mount != kNftCgroupRoot
@@ -168,6 +171,26 @@ class Nftables final : public NetworkEnforcer {
       return false;
     }
     return true;
+  }
+
+  bool RefreshDomains(const ir::Policy& policy, const ApplyOptions& apply, DiagnosticSink& sink,
+                      uint32_t* next_seconds, std::string* error) const override {
+    if (!HasCapability(CAP_NET_ADMIN)) {
+      *error = "needs CAP_NET_ADMIN to change nftables sets (run as root)";
+      return false;
+    }
+    const std::string table = nft::TableName(policy.name);
+    json listing;
+    if (!ListTable(table, &listing, error)) {
+      if (error->empty()) *error = "policy " + policy.name + " is not applied with nftables";
+      return false;
+    }
+    const std::vector<nft::ResolvedAddress> answers = ResolveDomainGrants(policy, apply.dns, sink);
+    *next_seconds = RefreshSeconds(answers, apply.dns);
+    const std::string text = nft::DomainRefreshText(policy, answers);
+    if (text.empty()) return true;  // no resolvable grant
+    // One transaction: the sets go from the old answers to the new ones.
+    return RunNft(text, false, false, nullptr, error);
   }
 
   bool Remove(const std::string& policy, bool* removed, std::string* error) const override {

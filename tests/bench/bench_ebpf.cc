@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
       DiagnosticSink sink;
       enforce::EbpfApplyResult r;
       auto t0 = std::chrono::steady_clock::now();
-      bool ok = resolved && enforce::EbpfApply(policy, *resolved, false, sink, &r, &error);
+      bool ok = resolved && enforce::EbpfApply(policy, *resolved, {}, sink, &r, &error);
       double apply_ms =
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       if (!ok) {

@@ -3,8 +3,12 @@
 // inherit it): enforcement outlives the `ward apply` process, `remove` takes
 // it away, and the refusals (no privileges, no scope, -t ebpf not built, a
 // deny by domain) have exact messages and exit codes (cli.md).
+#include <unistd.h>
 #include <catch2/catch.hpp>
+
 #include <cerrno>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "enforcers/linux/enforcer.h"
@@ -153,6 +157,23 @@ TEST_CASE("ward apply -t ebpf / status / remove on a cgroup, enforced after ward
   r = Ward("status -t ebpf");
   CHECK(r.status == 0);
   CHECK(r.out.rfind("web: ebpf ", 0) == 0);
+
+  // `status --follow` prints the denials as they happen, until SIGINT.
+  const std::string follow = WriteTemp("follow.out", "");
+  REQUIRE(Shell("(timeout -s INT 3 " + std::string(WARD_BINARY) + " status --follow -t ebpf >" +
+                follow + " 2>&1 &)")
+              .status == 0);
+  usleep(800 * 1000);
+  CHECK(in.Run(Op::kTcp, "10.5.0.1", 22) == Failed(EPERM));
+  CHECK(in.Run(Op::kTcp, "10.200.9.1", 443) == Failed(EPERM));
+  usleep(2800 * 1000);
+  std::ifstream f(follow);
+  const std::string printed((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  INFO(printed);
+  CHECK(printed.find("web: connect to 10.5.0.1:22 denied (no rule matched)\n") !=
+        std::string::npos);
+  CHECK(printed.find("web: connect to 10.200.9.1:443 denied (rule 2: deny to 10.200.9.0/24)\n") !=
+        std::string::npos);
 
   r = Ward("remove --policy web -t ebpf");
   CHECK(r.status == 0);

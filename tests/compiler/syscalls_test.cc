@@ -1140,7 +1140,7 @@ class Generator {
 
 bool Has32BitArch(const std::string& arch_list) {
   return arch_list == "x86" || arch_list.find("x86,") != std::string::npos ||
-         arch_list.size() >= 5 && arch_list.compare(arch_list.size() - 5, 5, ", x86") == 0;
+         (arch_list.size() >= 5 && arch_list.compare(arch_list.size() - 5, 5, ", x86") == 0);
 }
 
 // A random program with the policies b1, b2 and c (extending them) as

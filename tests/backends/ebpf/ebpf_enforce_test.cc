@@ -194,7 +194,7 @@ TEST_CASE("enforcement outlives the process that applied it (pinned links)", "[r
     DiagnosticSink sink;
     enforce::EbpfApplyResult r;
     std::string e;
-    _exit(enforce::EbpfApply(policy, *resolved, false, sink, &r, &e) ? 0 : 1);
+    _exit(enforce::EbpfApply(policy, *resolved, {}, sink, &r, &e) ? 0 : 1);
   }
   int status = 0;
   REQUIRE(waitpid(pid, &status, 0) == pid);

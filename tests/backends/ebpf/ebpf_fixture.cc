@@ -384,7 +384,7 @@ void Apply(const ir::Policy& policy, const std::string& cgroup_dir) {
   REQUIRE(cg);
   DiagnosticSink sink;
   enforce::EbpfApplyResult r;
-  bool ok = enforce::EbpfApply(policy, *cg, false, sink, &r, &error);
+  bool ok = enforce::EbpfApply(policy, *cg, {}, sink, &r, &error);
   INFO(error);
   REQUIRE(ok);
 }
