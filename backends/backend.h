@@ -5,6 +5,7 @@
 // enforcer layer, never here.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,8 +28,11 @@ struct Artifact {
 };
 
 struct Options {
-  // Nothing yet that changes bytes; backends add settings here (never read
-  // the environment or the clock).
+  // Backends add settings here (never read the environment or the clock).
+  // What `~` stands for in filesystem patterns, for ahead-of-time targets
+  // (seatbelt): `ward compile --home DIR`. Absent: a policy with `~` patterns
+  // is an error for them.
+  std::optional<std::string> home;
 };
 
 struct Result {

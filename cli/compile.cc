@@ -26,6 +26,7 @@ struct CompileFlags {
   std::string std_dir;
   std::string targets;
   std::string out_dir;
+  std::optional<std::string> home;  // what `~` stands for (seatbelt)
   bool partial = false;
   OutputFlags output;
 };
@@ -127,6 +128,13 @@ int RunCompile(const CompileFlags& flags) {
   bool profile = false;
   if (!ResolveTargets(flags.targets, &chosen, &profile)) return kUsage;
 
+  if (flags.home && (flags.home->empty() || (*flags.home)[0] != '/')) {
+    std::cerr << "ward compile: --home must be an absolute path\n";
+    return kUsage;
+  }
+  backend::Options options;
+  options.home = flags.home;
+
   int exit_code = kOk;
   auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
   if (!loaded) return exit_code;
@@ -139,7 +147,7 @@ int RunCompile(const CompileFlags& flags) {
   std::set<std::tuple<Code, FileId, uint32_t, uint32_t, std::string>> said;
   for (const backend::Backend* b : chosen) {
     DiagnosticSink own;
-    backend::Result r = b->Compile(loaded->ir, backend::Options{}, own);
+    backend::Result r = b->Compile(loaded->ir, options, own);
     for (const Diagnostic& d : own.diagnostics()) {
       if (said.emplace(d.code, d.span.file, d.span.begin, d.span.end, d.message).second) {
         sink.Report(d);
@@ -239,6 +247,9 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("-o,--output", flags->out_dir, "output folder (created if missing)");
   cmd->add_flag("--partial", flags->partial,
                 "with a profile: allow sections no chosen target enforces (a warning)");
+  cmd->add_option("--home", flags->home,
+                  "the home directory that ~ stands for (targets that resolve it ahead of "
+                  "time: seatbelt)");
   cmd->add_option("--policy", flags->policy, "the policy, when the file holds several");
   cmd->add_option("--std", flags->std_dir, "standard library folder");
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

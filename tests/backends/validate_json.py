@@ -5,6 +5,10 @@
   validate_json.py --oci SCHEMA_DIR FILE...       OCI runtime-spec (draft-04): a
       *.seccomp.json as linux.seccomp, a *.runtime.json merged into a minimal
       config.json, each validated against SCHEMA_DIR/config-schema.json
+  validate_json.py --openapi API.yaml#/definitions/NAME FILE...
+      each FILE against one definition of a Swagger 2.0 / OpenAPI document
+      (YAML; its definitions are draft-04 schemas), e.g. Firecracker's
+      firecracker-api.yaml#/definitions/FullVmConfiguration
 
 Prints one line per error and exits 1 when any file is invalid.
 """
@@ -51,12 +55,30 @@ def oci_validator(schema_dir):
         return jsonschema.Draft4Validator(root, resolver=resolver)
 
 
+def openapi_validator(spec):
+    import yaml
+    path, _, pointer = spec.partition("#")
+    with open(path) as f:
+        document = yaml.safe_load(f)
+    if not pointer.startswith("/definitions/"):
+        raise SystemExit("--openapi needs FILE#/definitions/NAME")
+    name = pointer[len("/definitions/"):]
+    if name not in document.get("definitions", {}):
+        raise SystemExit(f"{path}: no definition {name}")
+    # The definitions travel with the root, so every #/definitions/X inside
+    # them resolves against the same document.
+    root = {"$ref": "#/definitions/" + name, "definitions": document["definitions"]}
+    return jsonschema.Draft4Validator(root)
+
+
 def main(argv):
-    if len(argv) < 4 or argv[1] not in ("--schema", "--oci"):
+    if len(argv) < 4 or argv[1] not in ("--schema", "--oci", "--openapi"):
         print(__doc__, file=sys.stderr)
         return 2
     if argv[1] == "--oci":
         validator = oci_validator(argv[2])
+    elif argv[1] == "--openapi":
+        validator = openapi_validator(argv[2])
     else:
         with open(argv[2]) as f:
             validator = jsonschema.Draft7Validator(json.load(f))

@@ -1,0 +1,567 @@
+#include "backends/seatbelt/profile.h"
+
+#include <algorithm>
+#include <set>
+
+#include "compiler/ip.h"
+
+namespace ward::backend::seatbelt {
+namespace {
+
+using ir::Direction;
+using ir::FsRight;
+using ir::PortSet;
+using ir::Protocol;
+
+// macOS keeps these under /private and links them from the root; the
+// sandbox sees the resolved path, so rules are written in both forms.
+constexpr const char* kAliases[] = {"/etc", "/tmp", "/var"};
+constexpr const char* kAliasRegex = "^/private/(etc|tmp|var)(/|$)";
+
+// Ports are listed one by one (SBPL has no ranges), at most this many per
+// block; a set whose members and complement are both longer is left out
+// with a warning.
+constexpr size_t kMaxPorts = 4096;
+
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < path.size()) {
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    if (j > i) out.push_back(path.substr(i, j - i));
+    i = j + 1;
+  }
+  return out;
+}
+
+bool IsGlob(const std::string& pattern) { return pattern.find('*') != std::string::npos; }
+
+// SBPL strings (and `#"..."` regex literals, which take no escapes) carry
+// these paths unchanged.
+bool Printable(const std::string& s) {
+  for (unsigned char c : s) {
+    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') return false;
+  }
+  return true;
+}
+
+std::string Quote(const std::string& s) { return "\"" + s + "\""; }
+
+bool UnderAlias(const std::string& path) {
+  for (const char* a : kAliases) {
+    const std::string alias(a);
+    if (path == alias || path.rfind(alias + "/", 0) == 0) return true;
+  }
+  return false;
+}
+
+std::string RegexLiteral(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    if (std::string(".^$|()[]{}+?*\\").find(c) != std::string::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+// The filters of one rule for a pattern (absolute, `~` expanded).
+std::string Filters(const std::string& pattern) {
+  if (!IsGlob(pattern)) {
+    std::string f = "(subpath " + Quote(pattern) + ")";
+    if (UnderAlias(pattern)) f += " (subpath " + Quote("/private" + pattern) + ")";
+    return f;
+  }
+  const std::string re = PatternRegex(pattern);  // "^/..."
+  const std::string priv = "^/private" + re.substr(1);
+  const std::string first = Components(pattern).at(0);
+  if (IsGlob(first)) {
+    // A glob at the root could match /private/tmp/... by its own spelling;
+    // there the /tmp spelling decides (README.md), so the pattern applies
+    // outside the aliases and, moved under /private, inside them.
+    return "(require-all (regex #\"" + re + "\") (require-not (regex #\"" + kAliasRegex +
+           "\")))\n    (require-all (regex #\"" + priv + "\") (regex #\"" + kAliasRegex + "\"))";
+  }
+  std::string f = "(regex #\"" + re + "\")";
+  if (UnderAlias("/" + first)) f += " (regex #\"" + priv + "\")";
+  return f;
+}
+
+struct FsEntry {
+  std::string expanded;
+  bool allow = false;
+  const ir::FsVerdict* verdict = nullptr;
+};
+
+const char* Operation(FsRight right) {
+  switch (right) {
+    case FsRight::kRead:
+      return "file-read*";
+    case FsRight::kWrite:
+      return "file-write*";
+    case FsRight::kExec:
+      return "process-exec";
+  }
+  return "";
+}
+
+const char* RightName(FsRight right) {
+  switch (right) {
+    case FsRight::kRead:
+      return "read";
+    case FsRight::kWrite:
+      return "write";
+    case FsRight::kExec:
+      return "exec";
+  }
+  return "";
+}
+
+// ---- network ------------------------------------------------------------
+
+const PortSet& Ports(const ir::NetDecision& d, Protocol p) {
+  return p == Protocol::kTcp ? d.tcp : d.udp;
+}
+
+PortSet Intersect(const PortSet& a, const PortSet& b) { return a.Minus(a.Minus(b)); }
+
+// The ports of `proto` that every address allows (the v6 piece of
+// IPv4-mapped addresses, always empty, stands for the v4 space).
+PortSet EverywherePorts(const ir::Partition& part, Protocol proto) {
+  PortSet all = PortSet::All();
+  for (const auto& p : part.v4) all = Intersect(all, Ports(p.decision, proto));
+  for (const auto& p : part.v6) {
+    if (ir::IsMapped(p.range.lo) && ir::IsMapped(p.range.hi)) continue;
+    all = Intersect(all, Ports(p.decision, proto));
+  }
+  return all;
+}
+
+bool V4Loopback(const ir::Range<ir::V4>& r) { return r.hi >= 0x7f000000u && r.lo <= 0x7fffffffu; }
+bool V6Loopback(const ir::Range<ir::V6>& r) { return r.lo <= 1 && r.hi >= 1; }
+
+// The ports of `proto` every loopback address (127.0.0.0/8, ::1) allows.
+PortSet LoopbackPorts(const ir::Partition& part, Protocol proto) {
+  PortSet all = PortSet::All();
+  for (const auto& p : part.v4) {
+    if (V4Loopback(p.range)) all = Intersect(all, Ports(p.decision, proto));
+  }
+  for (const auto& p : part.v6) {
+    if (V6Loopback(p.range)) all = Intersect(all, Ports(p.decision, proto));
+  }
+  return all;
+}
+
+size_t Count(const PortSet& s) {
+  size_t n = 0;
+  for (auto [lo, hi] : s.ranges()) n += static_cast<size_t>(hi) - lo + 1;
+  return n;
+}
+
+std::string RangeText(const ir::Range<ir::V4>& r) {
+  std::vector<std::string> c = ir::V4Cidrs(r);
+  return c.size() == 1 ? c[0] : ir::FormatV4(r.lo) + "-" + ir::FormatV4(r.hi);
+}
+std::string RangeText(const ir::Range<ir::V6>& r) {
+  std::vector<std::string> c = ir::V6Cidrs(r);
+  return c.size() == 1 ? c[0] : ir::FormatV6(r.lo) + "-" + ir::FormatV6(r.hi);
+}
+
+struct NetOut {
+  // In profile order: the `*` block, then the `localhost` block (which
+  // decides loopback addresses over the `*` block), then single grants.
+  std::vector<std::string> any_allow, any_deny, local_allow, local_deny, extra_allow;
+  std::vector<std::string> lost;  // "tcp to 10.0.0.0/8 port 5432"
+};
+
+// One protocol of one direction. The ports every address allows (E) go in
+// the `*` block; egress, the ports every loopback address allows (L, which
+// holds E) in the `localhost` block. A block lists its ports, or, when the
+// complement is shorter, allows `HOST:*` and denies the complement (the
+// later rule wins). What only some addresses allow is lost.
+void NetProtocol(const ir::Partition& part, Direction dir, Protocol proto, NetOut* out) {
+  const std::string name = ir::ProtocolName(proto);
+  const std::string kind = dir == Direction::kEgress ? "remote" : "local";
+  const std::string to = dir == Direction::kEgress ? " to " : " from ";
+  auto filter = [&](const std::string& host, const std::string& port) {
+    return "(" + kind + " " + name + " \"" + host + ":" + port + "\")";
+  };
+  auto list = [&](const std::string& host, const PortSet& ports, std::vector<std::string>* into) {
+    for (auto [lo, hi] : ports.ranges()) {
+      for (uint32_t p = lo; p <= hi; ++p) into->push_back(filter(host, std::to_string(p)));
+    }
+  };
+  // Makes HOST reach `want` given that `base` (a subset) already is reached.
+  auto block = [&](const std::string& host, const PortSet& want, const PortSet& base,
+                   std::vector<std::string>* allow, std::vector<std::string>* deny) {
+    const PortSet add = want.Minus(base);
+    if (add.empty()) return true;
+    const PortSet refuse = PortSet::All().Minus(want);
+    if (refuse.empty()) {
+      allow->push_back(filter(host, "*"));
+    } else if (Count(add) <= kMaxPorts && Count(add) <= Count(refuse)) {
+      list(host, add, allow);
+    } else if (Count(refuse) <= kMaxPorts) {
+      allow->push_back(filter(host, "*"));
+      list(host, refuse, deny);
+    } else {
+      out->lost.push_back(name + to + (host == "*" ? "any" : "loopback") + " port " +
+                          add.ToString() + " (SBPL lists ports one by one; more than " +
+                          std::to_string(kMaxPorts) + " either way)");
+      return false;
+    }
+    return true;
+  };
+  PortSet everywhere = EverywherePorts(part, proto);
+  if (!block("*", everywhere, PortSet(), &out->any_allow, &out->any_deny)) everywhere = PortSet();
+  PortSet loopback = everywhere;
+  if (dir == Direction::kEgress) {
+    const PortSet want = LoopbackPorts(part, proto);
+    if (block("localhost", want, everywhere, &out->local_allow, &out->local_deny)) loopback = want;
+  }
+  auto lose = [&](const std::string& where, const PortSet& allowed, bool is_loopback) {
+    const PortSet rest = allowed.Minus(is_loopback ? loopback : everywhere);
+    if (!rest.empty()) out->lost.push_back(name + to + where + " port " + rest.ToString());
+  };
+  for (const auto& p : part.v4) {
+    lose(RangeText(p.range), Ports(p.decision, proto),
+         p.range.lo >= 0x7f000000u && p.range.hi <= 0x7fffffffu);
+  }
+  for (const auto& p : part.v6) {
+    lose(RangeText(p.range), Ports(p.decision, proto), p.range.lo == 1 && p.range.hi == 1);
+  }
+}
+
+void NetIcmp(const ir::Partition& part, Direction dir, NetOut* out) {
+  const std::string to = dir == Direction::kEgress ? "icmp to " : "icmp from ";
+  std::vector<std::string> where;
+  bool all = true;
+  for (const auto& p : part.v4) {
+    if (p.decision.icmp) where.push_back(RangeText(p.range));
+    all = all && p.decision.icmp;
+  }
+  for (const auto& p : part.v6) {
+    if (ir::IsMapped(p.range.lo) && ir::IsMapped(p.range.hi)) continue;
+    if (p.decision.icmp) where.push_back(RangeText(p.range));
+    all = all && p.decision.icmp;
+  }
+  if (all) {
+    out->lost.push_back(to + "any");
+    return;
+  }
+  for (const std::string& w : where) out->lost.push_back(to + w);
+}
+
+// The first allow rule of a direction, for the span of a warning.
+Span FirstAllow(const ir::NetRules& net, Direction dir) {
+  for (const ir::FlatRule& r : net.rules) {
+    if (r.allow && r.direction == dir) return r.span;
+  }
+  return {};
+}
+
+std::string Listing(const std::vector<std::string>& items) {
+  std::string s;
+  size_t shown = 0;
+  for (const std::string& i : items) {
+    if (shown == 12) {
+      s += ", and " + std::to_string(items.size() - shown) + " more";
+      break;
+    }
+    s += (s.empty() ? "" : ", ") + i;
+    ++shown;
+  }
+  return s;
+}
+
+// What a process needs to start under `(deny default)`, and nothing more.
+// Never `mach-lookup` without a name, never LaunchServices, Apple Events or
+// lsopen. README.md says why each line is here.
+const char* kStartup = R"(;; What any process needs to start (README.md, "The startup list"):
+;; - fork itself, signal and inspect its own sandbox's processes;
+(allow process-fork)
+(allow signal (target same-sandbox))
+(allow process-info* (target same-sandbox))
+;; - read the handful of sysctls libc, the dynamic loader and language
+;;   runtimes ask for (CPU count and features, page size, OS version);
+(allow sysctl-read
+    (sysctl-name "hw.activecpu")
+    (sysctl-name "hw.cachelinesize")
+    (sysctl-name "hw.cpufamily")
+    (sysctl-name "hw.cputype")
+    (sysctl-name "hw.logicalcpu")
+    (sysctl-name "hw.logicalcpu_max")
+    (sysctl-name "hw.machine")
+    (sysctl-name "hw.memsize")
+    (sysctl-name "hw.ncpu")
+    (sysctl-name "hw.pagesize")
+    (sysctl-name "hw.pagesize_compat")
+    (sysctl-name "hw.physicalcpu")
+    (sysctl-name "hw.physicalcpu_max")
+    (sysctl-name-prefix "hw.optional.")
+    (sysctl-name "kern.argmax")
+    (sysctl-name "kern.hostname")
+    (sysctl-name "kern.maxfilesperproc")
+    (sysctl-name "kern.osproductversion")
+    (sysctl-name "kern.osrelease")
+    (sysctl-name "kern.ostype")
+    (sysctl-name "kern.osversion")
+    (sysctl-name "kern.usrstack64")
+    (sysctl-name "kern.version")
+    (sysctl-name "sysctl.proc_cputype"))
+;; - the system log, notifications of configuration changes, and the user
+;;   database (getpwuid: the home directory, the user name).
+(allow mach-lookup
+    (global-name "com.apple.logd")
+    (global-name "com.apple.system.logger")
+    (global-name "com.apple.system.notification_center")
+    (global-name "com.apple.system.opendirectoryd.libinfo"))
+(allow ipc-posix-shm-read-data (ipc-posix-name "apple.shm.notification_center"))
+)";
+
+}  // namespace
+
+std::string PatternRegex(const std::string& pattern) {
+  std::string re = "^";
+  for (const std::string& c : Components(pattern)) {
+    if (c == "**") {
+      re += "(/[^/]+)*";
+      continue;
+    }
+    re += "/";
+    if (c.find_first_not_of('*') == std::string::npos) {
+      re += "[^/]+";
+      continue;
+    }
+    size_t i = 0;
+    while (i < c.size()) {
+      if (c[i] == '*') {
+        while (i < c.size() && c[i] == '*') ++i;
+        re += "[^/]*";
+      } else {
+        size_t j = c.find('*', i);
+        if (j == std::string::npos) j = c.size();
+        re += RegexLiteral(c.substr(i, j - i));
+        i = j;
+      }
+    }
+  }
+  return re + "(/.*)?$";
+}
+
+bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home_in,
+                   Profile* out, DiagnosticSink& sink) {
+  bool ok = true;
+  std::optional<std::string> home = home_in;
+  if (home) {
+    while (home->size() > 1 && home->back() == '/') home->pop_back();
+    if (*home == "/") home = "";
+  }
+  if (policy.filesystem.NeedsHome() && !home) {
+    for (FsRight right : ir::kFsRights) {
+      for (const auto& [pattern, verdict] : policy.filesystem.rules[static_cast<size_t>(right)]) {
+        if (pattern[0] == '~' && ok) {
+          sink.Error(
+              Code::kCannotExpress, verdict.rules.empty() ? Span{} : verdict.rules.front(),
+              "seatbelt writes paths ahead of time: `" + pattern + "` needs the home directory",
+              "pass --home DIR to ward compile");
+          ok = false;
+        }
+      }
+    }
+  }
+  if (home && !Printable(*home)) {
+    sink.Error(Code::kCannotExpress, {},
+               "the home directory holds a character SBPL strings cannot carry here");
+    ok = false;
+  }
+
+  std::string text;
+  text += ";; Ward policy " + policy.name + " for sandbox-exec(1): sandbox-exec -f " + policy.name +
+          ".sb COMMAND...\n";
+  text +=
+      ";; Generated by `ward compile -t seatbelt`; backends/seatbelt/README.md says what maps\n";
+  text += ";; to what. Every decision not granted below is denied.\n";
+  text += "(version 1)\n(deny default)\n\n";
+  text += kStartup;
+
+  // ---- filesystem ----
+  std::array<std::vector<FsEntry>, 3> entries;
+  std::set<std::string> ancestors;
+  for (FsRight right : ir::kFsRights) {
+    auto& list = entries[static_cast<size_t>(right)];
+    for (const auto& [pattern, verdict] : policy.filesystem.rules[static_cast<size_t>(right)]) {
+      std::string expanded = pattern;
+      if (pattern[0] == '~') {
+        if (!home) continue;
+        expanded = *home + pattern.substr(1);
+        if (expanded.empty()) expanded = "/";
+      }
+      if (!Printable(expanded)) {
+        sink.Error(Code::kCannotExpress, verdict.rules.empty() ? Span{} : verdict.rules.front(),
+                   "the path `" + pattern +
+                       "` holds a quote, a backslash or a control character, which this "
+                       "backend does not write into SBPL");
+        ok = false;
+        continue;
+      }
+      list.push_back({expanded, verdict.allow, &verdict});
+      if (verdict.allow) {
+        std::string prefix;
+        // The directories above the pattern's literal part, and that part
+        // itself when a glob follows.
+        for (const std::string& c : Components(expanded)) {
+          ancestors.insert(prefix.empty() ? "/" : prefix);
+          if (IsGlob(c)) break;
+          prefix += "/" + c;
+        }
+      }
+    }
+    // Least specific first, and at equal specificity allow before deny: the
+    // last matching rule is then the most specific one, a deny on a tie.
+    std::sort(list.begin(), list.end(), [](const FsEntry& a, const FsEntry& b) {
+      int cmp = ir::CompareSpecificity(a.expanded, b.expanded);
+      if (cmp != 0) return cmp < 0;
+      if (a.allow != b.allow) return a.allow;
+      return a.expanded < b.expanded;
+    });
+  }
+  bool any_fs = false;
+  for (const auto& list : entries) any_fs = any_fs || !list.empty();
+  text += "\n;; Filesystem. For each right the IR's most specific pattern decides, and on a\n";
+  text += ";; tie a deny; SBPL lets the last matching rule decide, so the rules come least\n";
+  text += ";; specific first, allows before denies of equal specificity. /etc, /tmp and /var\n";
+  text += ";; are also written as /private/etc, /private/tmp and /private/var.\n";
+  if (!ancestors.empty()) {
+    text += ";; Metadata (stat) of the directories leading to a grant, before the rules so\n";
+    text += ";; that a deny of reading them still holds.\n(allow file-read-metadata";
+    for (const std::string& a : ancestors) {
+      text += "\n    (literal " + Quote(a) + ")";
+      if (UnderAlias(a)) text += " (literal " + Quote("/private" + a) + ")";
+    }
+    text += ")\n";
+  }
+  for (FsRight right : ir::kFsRights) {
+    const auto& list = entries[static_cast<size_t>(right)];
+    if (list.empty()) continue;
+    text += ";; " + std::string(RightName(right)) + "\n";
+    for (const FsEntry& e : list) {
+      text += std::string("(") + (e.allow ? "allow " : "deny ") + Operation(right) + "\n    " +
+              Filters(e.expanded) + ")\n";
+    }
+  }
+  if (!any_fs) text += ";; (no filesystem grants)\n";
+
+  // ---- network ----
+  const ir::NetRules& net = policy.network;
+  NetOut egress, ingress;
+  for (Protocol proto : {Protocol::kTcp, Protocol::kUdp}) {
+    NetProtocol(net.egress, Direction::kEgress, proto, &egress);
+    NetProtocol(net.ingress, Direction::kIngress, proto, &ingress);
+  }
+  NetIcmp(net.egress, Direction::kEgress, &egress);
+  NetIcmp(net.ingress, Direction::kIngress, &ingress);
+
+  std::optional<uint16_t> proxy;
+  if (auto t = policy.targets.find("seatbelt"); t != policy.targets.end()) {
+    if (auto k = t->second.find("proxy_port"); k != t->second.end()) {
+      int port = std::atoi(k->second.value.c_str());
+      if (port > 0 && port < 65536) proxy = static_cast<uint16_t>(port);
+    }
+  }
+  std::vector<std::string> domains, denied_domains;
+  for (const auto& [pattern, entry] : net.egress_domains) {
+    if (!entry.allow.empty()) domains.push_back(pattern);
+    if (!entry.deny.empty()) denied_domains.push_back(pattern);
+  }
+  if (!net.egress_domains.empty() && !proxy) {
+    Span span;
+    for (const ir::FlatRule& r : net.rules) {
+      if (r.peer.kind == ast::PeerKind::kDomain || r.peer.kind == ast::PeerKind::kWildcardDomain) {
+        span = r.span;
+        break;
+      }
+    }
+    std::vector<std::string> all = domains;
+    all.insert(all.end(), denied_domains.begin(), denied_domains.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    sink.Error(Code::kCannotExpress, span,
+               "SBPL cannot name remote hosts: domain rules (" + Listing(all) +
+                   ") need a local proxy that enforces them",
+               "add `target seatbelt { proxy_port N }` and run a filtering proxy there");
+    ok = false;
+  }
+  std::vector<std::string> ingress_domains;
+  for (const auto& [pattern, entry] : net.ingress_domains) ingress_domains.push_back(pattern);
+  if (!ingress_domains.empty()) {
+    ingress.lost.push_back("from the names " + Listing(ingress_domains));
+  }
+
+  text += "\n;; Network. SBPL names a remote host only as `*` or `localhost`: a port every\n";
+  text += ";; address may reach is `*:PORT`, one every loopback address may reach is\n";
+  text += ";; `localhost:PORT`; what only some addresses allow is left out (denied).\n";
+  if (proxy && !net.egress_domains.empty()) {
+    text += ";; Domain rules go through the local proxy at localhost:" + std::to_string(*proxy) +
+            ", which must\n;; enforce them:\n";
+    for (const std::string& d : domains) {
+      const ir::DomainEntry& e = net.egress_domains.at(d);
+      text += ";;   allow " + d + ": tcp " + (e.allow.tcp.empty() ? "-" : e.allow.tcp.ToString()) +
+              ", udp " + (e.allow.udp.empty() ? "-" : e.allow.udp.ToString()) + "\n";
+    }
+    for (const std::string& d : denied_domains) {
+      const ir::DomainEntry& e = net.egress_domains.at(d);
+      text += ";;   deny " + d + ": tcp " + (e.deny.tcp.empty() ? "-" : e.deny.tcp.ToString()) +
+              ", udp " + (e.deny.udp.empty() ? "-" : e.deny.udp.ToString()) + "\n";
+    }
+    egress.extra_allow.push_back("(remote tcp \"localhost:" + std::to_string(*proxy) + "\")");
+  }
+  for (const std::string& path : net.unix_paths) {
+    if (!Printable(path)) {
+      sink.Error(
+          Code::kCannotExpress, {},
+          "the unix socket path `" + path + "` holds a quote, a backslash or a control character");
+      ok = false;
+      continue;
+    }
+    egress.extra_allow.push_back("(remote unix-socket (path-literal " + Quote(path) + "))");
+    if (UnderAlias(path)) {
+      egress.extra_allow.push_back("(remote unix-socket (path-literal " + Quote("/private" + path) +
+                                   "))");
+    }
+  }
+  for (const std::string& name : net.unix_abstract) {
+    egress.lost.push_back("the abstract unix socket @" + name + " (macOS has none)");
+  }
+  bool any_net = false;
+  auto rule = [&](const char* verdict, const char* ops, const std::vector<std::string>& filters) {
+    if (filters.empty()) return;
+    text += std::string("(") + verdict + " " + ops;
+    for (const std::string& f : filters) text += "\n    " + f;
+    text += ")\n";
+    any_net = true;
+  };
+  rule("allow", "network-outbound", egress.any_allow);
+  rule("deny", "network-outbound", egress.any_deny);
+  rule("allow", "network-outbound", egress.local_allow);
+  rule("deny", "network-outbound", egress.local_deny);
+  rule("allow", "network-outbound", egress.extra_allow);
+  rule("allow", "network-bind network-inbound", ingress.any_allow);
+  rule("deny", "network-bind network-inbound", ingress.any_deny);
+  if (!any_net) text += ";; (no network grants)\n";
+  if (!egress.lost.empty()) {
+    sink.Warning(Code::kCannotExpress, FirstAllow(net, Direction::kEgress),
+                 "SBPL cannot name these destinations; left out (denied): " + Listing(egress.lost));
+  }
+  if (!ingress.lost.empty()) {
+    sink.Warning(Code::kCannotExpress, FirstAllow(net, Direction::kIngress),
+                 "SBPL cannot name these sources; left out (denied): " + Listing(ingress.lost));
+  }
+
+  if (!ok) return false;
+  out->text = std::move(text);
+  out->enforced = {Section::kFilesystem, Section::kNetwork};
+  return true;
+}
+
+}  // namespace ward::backend::seatbelt
