@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -105,6 +106,8 @@ bool ClearGeneration(int fd, size_t gen_offset, uint32_t gen, std::string* error
 bool ClearAll(ward_bpf* s, uint32_t gen, std::string* error) {
   return ClearGeneration<ward_v4_key>(bpf_map__fd(s->maps.v4_exact), 0, gen, error) &&
          ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.v6_exact), 0, gen, error) &&
+         ClearGeneration<ward_v4_key>(bpf_map__fd(s->maps.v4_dom), 0, gen, error) &&
+         ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.v6_dom), 0, gen, error) &&
          ClearGeneration<ward_v4_lpm_key>(bpf_map__fd(s->maps.v4_lpm), 4, gen, error) &&
          ClearGeneration<ward_v6_lpm_key>(bpf_map__fd(s->maps.v6_lpm), 4, gen, error) &&
          ClearGeneration<ward_rule_key>(bpf_map__fd(s->maps.rules), 0, gen, error);
@@ -184,43 +187,81 @@ bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::st
   return true;
 }
 
-// The answers for the allowed names as exact entries (an exact entry
-// overrides the prefix covering it). eBPF enforces egress only.
-void AddResolved(const ir::NetRules& net, const std::vector<backend::ResolvedAddress>& resolved,
-                 eb::MapContents* m) {
-  std::map<std::pair<bool, std::array<uint8_t, 16>>, ir::NetDecision> answers;
+// An answer for an allowed name, as the `*_dom` maps hold it.
+struct TimedCidr {
+  eb::Cidr cidr;  // a /32 or /128 with its combined decision
+  uint64_t expires_ns = 0;
+};
+
+uint64_t BootNanoseconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The answers for the allowed names, each with its decision (the address's
+// own, plus what the names resolving there allow, minus the address denies)
+// and its deadline: the shortest TTL among the answers for that address
+// (IPv4-mapped answers count as IPv4). eBPF enforces egress only.
+std::vector<TimedCidr> TimedAnswers(const ir::NetRules& net,
+                                    const std::vector<backend::ResolvedAddress>& resolved,
+                                    eb::MapContents* m) {
+  struct Slot {
+    ir::NetDecision allow;
+    uint32_t ttl = UINT32_MAX;
+  };
+  std::map<std::pair<bool, std::array<uint8_t, 16>>, Slot> answers;
   for (const backend::ResolvedAddress& r : resolved) {
     if (r.direction != ir::Direction::kEgress) continue;
     auto it = net.egress_domains.find(r.pattern);
     if (it == net.egress_domains.end()) continue;
-    auto& slot = answers[{r.address.v6, r.address.bytes}];
-    slot = slot.Union(it->second.allow);
+    std::pair<bool, std::array<uint8_t, 16>> key{r.address.v6, r.address.bytes};
+    if (r.address.v6 && ir::IsMapped(ir::V6Range(r.address).lo)) {  // decided as IPv4
+      key.first = false;
+      key.second = {};
+      std::memcpy(key.second.data(), r.address.bytes.data() + 12, 4);
+    }
+    Slot& slot = answers[key];
+    slot.allow = slot.allow.Union(it->second.allow);
+    slot.ttl = std::min(slot.ttl, r.ttl);
   }
-  for (const auto& [key, allow] : answers) {
+  std::vector<TimedCidr> out;
+  const uint64_t now = BootNanoseconds();
+  for (const auto& [key, slot] : answers) {
     IpPrefix p;
     p.v6 = key.first;
     p.bytes = key.second;
     p.length = p.v6 ? 128 : 32;
-    eb::Cidr c;
-    c.v6 = p.v6;
-    c.addr = p.bytes;
-    c.length = p.length;
-    if (p.v6 && ir::IsMapped(ir::V6Range(p).lo)) {  // decided as IPv4
-      c.v6 = false;
-      c.addr = {};
-      std::memcpy(c.addr.data(), p.bytes.data() + 12, 4);
-      c.length = 32;
-    }
-    if (!eb::EntryForResolved(net, p, allow, m, &c.entry)) continue;
-    bool replaced = false;
-    for (eb::Cidr& e : m->exact) {
-      if (e.v6 == c.v6 && e.addr == c.addr) {
-        e.entry = c.entry;
-        replaced = true;
-      }
-    }
-    if (!replaced) m->exact.push_back(c);
+    TimedCidr t;
+    t.cidr.v6 = p.v6;
+    t.cidr.addr = p.bytes;
+    t.cidr.length = p.length;
+    if (!eb::EntryForResolved(net, p, slot.allow, m, &t.cidr.entry)) continue;
+    t.expires_ns = now + static_cast<uint64_t>(slot.ttl) * 1000000000ull;
+    out.push_back(t);
   }
+  return out;
+}
+
+bool WriteTimed(ward_bpf* s, uint32_t gen, const TimedCidr& t, std::string* error) {
+  ward_timed_entry v{};
+  v.entry = ToEntry(t.cidr.entry);
+  v.expires_ns = t.expires_ns;
+  int rc;
+  if (!t.cidr.v6) {
+    ward_v4_key k{gen, {}};
+    std::memcpy(k.addr, t.cidr.addr.data(), 4);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v4_dom), &k, &v, BPF_ANY);
+  } else {
+    ward_v6_key k{gen, {}};
+    std::memcpy(k.addr, t.cidr.addr.data(), 16);
+    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_dom), &k, &v, BPF_ANY);
+  }
+  if (rc != 0) {
+    *error = Errno("writing a resolved address", errno);
+    return false;
+  }
+  return true;
 }
 
 // Opens the skeleton with every map pinned (and reused when pinned already).
@@ -423,7 +464,7 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
   }
   eb::MapContents maps;
   if (!eb::BuildMaps(policy.network, &maps, sink)) return false;
-  AddResolved(policy.network, resolved, &maps);
+  const std::vector<TimedCidr> timed = TimedAnswers(policy.network, resolved, &maps);
   if (maps.portsets.size() > WARD_MAX_PORTSETS) {
     *error = "the resolved names need more port sets than the maps hold";
     return false;
@@ -457,8 +498,10 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
   const uint32_t gen = applied ? (cfg.generation ^ 1u) : 0u;
   // The target generation may hold leftovers of an interrupted apply.
   ok = ok && ClearAll(skel.s, gen, error) && FillGeneration(skel.s, gen, maps, error);
+  for (const TimedCidr& t : timed) ok = ok && WriteTimed(skel.s, gen, t, error);
   if (ok) {
-    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id};
+    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id,
+                     timed.empty() ? 0u : WARD_CFG_DOMAINS, 0};
     if (applied) {
       // The one step that changes what is enforced.
       ok = WriteConfig(skel.s, next, error) && UpdateLinks(skel.s, dir, error);
@@ -488,7 +531,7 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
     return false;
   }
   result->generation = gen;
-  result->entries = maps.exact.size() + maps.prefixes.size();
+  result->entries = maps.exact.size() + maps.prefixes.size() + timed.size();
   result->replaced = applied;
   return true;
 }
@@ -519,7 +562,7 @@ bool EbpfRemove(const std::string& policy, bool* removed, std::string* error) {
 }
 
 bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
-                     const ir::NetDecision& names_allow, std::string* error) {
+                     const ir::NetDecision& names_allow, uint32_t ttl_seconds, std::string* error) {
   const std::string dir = EbpfPinDir(policy.name);
   if (!IsApplied(dir)) {
     *error = "policy " + policy.name + " is not applied";
@@ -532,29 +575,37 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
     return false;
   }
   const size_t known_sets = maps.portsets.size();
-  eb::Cidr c;
-  if (!eb::EntryForResolved(policy.network, addr, names_allow, &maps, &c.entry) ||
-      maps.portsets.size() > WARD_MAX_PORTSETS) {
+  backend::ResolvedAddress answer;
+  answer.address = addr;
+  answer.ttl = ttl_seconds;
+  // TimedAnswers looks the grant up by pattern: give it one of its own.
+  ir::NetRules net = policy.network;
+  answer.pattern = "\x01answer";
+  net.egress_domains[answer.pattern].allow = names_allow;
+  const std::vector<TimedCidr> timed = TimedAnswers(net, {answer}, &maps);
+  if (timed.size() != 1 || maps.portsets.size() > WARD_MAX_PORTSETS) {
     *error = "the answer needs more port sets than the maps hold";
     return false;
-  }
-  c.v6 = addr.v6;
-  c.addr = addr.bytes;
-  c.length = addr.v6 ? 128 : 32;
-  if (addr.v6 && ir::IsMapped(ir::V6Range(addr).lo)) {
-    c.v6 = false;
-    c.addr = {};
-    std::memcpy(c.addr.data(), addr.bytes.data() + 12, 4);
-    c.length = 32;
   }
   Skel skel;
   ward_config cfg{};
   if (!OpenSkeleton(dir, &skel, error) || !ReadConfig(skel.s, &cfg, error)) return false;
+  if (maps.portsets.size() > known_sets && (cfg.flags & WARD_CFG_DOMAINS) != 0) {
+    // The apply's own answers may hold the port set ids past the policy's:
+    // writing new ones there could change their meaning.
+    *error = "the answer needs a port set the applied policy does not have: apply again";
+    return false;
+  }
   const uint32_t gen = cfg.generation & 1u;
   for (size_t i = known_sets; i < maps.portsets.size(); ++i) {
     if (!WritePortSet(skel.s, gen, i, maps.portsets[i], error)) return false;
   }
-  return WriteCidr(skel.s, gen, c, true, error);
+  if (!WriteTimed(skel.s, gen, timed[0], error)) return false;
+  if ((cfg.flags & WARD_CFG_DOMAINS) == 0) {
+    cfg.flags |= WARD_CFG_DOMAINS;
+    return WriteConfig(skel.s, cfg, error);
+  }
+  return true;
 }
 
 // ---- events ---------------------------------------------------------------
@@ -756,7 +807,7 @@ class Ebpf final : public NetworkEnforcer {
       e.scope = Target::Kind::kCgroup;
       e.cgroup_id = cfg.cgroup_id;
       e.cgroup = CgroupPathOfId(cfg.cgroup_id);
-      for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm"}) {
+      for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm", "v4_dom", "v6_dom"}) {
         e.elements += MapEntries(EbpfPinDir(n) + "/" + map);
       }
       out->push_back(e);

@@ -44,11 +44,11 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
 // removes the pinned directory. *removed: whether anything was there.
 bool EbpfRemove(const std::string& policy, bool* removed, std::string* error);
 
-// Adds the addresses a name resolved to (a DNS-aware resolver's answer) to
-// the active generation, without a reload: `names_allow` is what the allowed
-// names matching the answer grant.
+// Adds an address a name resolved to (a DNS-aware resolver's answer) to the
+// active generation, without a reload, trusted for `ttl_seconds`:
+// `names_allow` is what the allowed names matching the answer grant.
 bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
-                     const ir::NetDecision& names_allow, std::string* error);
+                     const ir::NetDecision& names_allow, uint32_t ttl_seconds, std::string* error);
 
 // Reads the denial events of an applied policy from its pinned ring buffer.
 class EbpfEventReader {

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Ward's egress enforcement for one cgroup v2 tree (backends/ebpf/README.md).
  * Every hook decides by the same lookup: the active generation from
- * `config`, the address in the exact HASH map, else in the LPM trie of the
+ * `config`, the address in the domain map while its answer has not expired,
+ * else in the exact HASH map, else in the LPM trie of the
  * partition's prefixes, then the port set of the protocol. A miss refuses. */
 #include "vmlinux.h"
 
@@ -47,6 +48,22 @@ struct {
   __type(key, struct ward_v6_key);
   __type(value, struct ward_entry);
 } v6_exact SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v4_key);
+  __type(value, struct ward_timed_entry);
+} v4_dom SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v6_key);
+  __type(value, struct ward_timed_entry);
+} v6_dom SEC(".maps");
 
 struct {
   __uint(type, BPF_MAP_TYPE_LPM_TRIE);
@@ -100,10 +117,14 @@ struct verdict {
   __u32 rule;
 };
 
+/* The active generation in bit 0; bit 1 set when the domain maps are in use
+ * (decide4/6 look there only then). */
+#define WARD_GEN_DOMAINS 2u
 static __always_inline __u32 generation(void) {
   __u32 zero = 0;
   struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
-  return c ? (c->generation & 1) : 0;
+  if (!c) return 0;
+  return (c->generation & 1) | ((c->flags & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
 }
 
 /* The segment holding `port` in a port set, by binary search. */
@@ -154,10 +175,17 @@ static __always_inline struct verdict entry_verdict(__u32 gen, struct ward_entry
   return v;
 }
 
-static __always_inline struct verdict decide4(__u32 gen, __u32 addr, __u8 proto, __u16 port) {
+static __always_inline struct verdict decide4(__u32 flags_gen, __u32 addr, __u8 proto,
+                                              __u16 port) {
+  __u32 gen = flags_gen & 1;
   struct ward_v4_key k = {.generation = gen};
   __builtin_memcpy(k.addr, &addr, 4);
-  struct ward_entry* e = bpf_map_lookup_elem(&v4_exact, &k);
+  struct ward_entry* e = 0;
+  if (flags_gen & WARD_GEN_DOMAINS) {
+    struct ward_timed_entry* t = bpf_map_lookup_elem(&v4_dom, &k);
+    if (t && t->expires_ns > bpf_ktime_get_boot_ns()) e = &t->entry;
+  }
+  if (!e) e = bpf_map_lookup_elem(&v4_exact, &k);
   if (!e) {
     struct ward_v4_lpm_key lk = {.prefixlen = 64, .generation = gen};
     __builtin_memcpy(lk.addr, &addr, 4);
@@ -170,11 +198,18 @@ static __always_inline int is_mapped(const __u32* a) {
   return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff);
 }
 
-static __always_inline struct verdict decide6(__u32 gen, const __u32* a, __u8 proto, __u16 port) {
-  if (is_mapped(a)) return decide4(gen, a[3], proto, port);
+static __always_inline struct verdict decide6(__u32 flags_gen, const __u32* a, __u8 proto,
+                                              __u16 port) {
+  if (is_mapped(a)) return decide4(flags_gen, a[3], proto, port);
+  __u32 gen = flags_gen & 1;
   struct ward_v6_key k = {.generation = gen};
   __builtin_memcpy(k.addr, a, 16);
-  struct ward_entry* e = bpf_map_lookup_elem(&v6_exact, &k);
+  struct ward_entry* e = 0;
+  if (flags_gen & WARD_GEN_DOMAINS) {
+    struct ward_timed_entry* t = bpf_map_lookup_elem(&v6_dom, &k);
+    if (t && t->expires_ns > bpf_ktime_get_boot_ns()) e = &t->entry;
+  }
+  if (!e) e = bpf_map_lookup_elem(&v6_exact, &k);
   if (!e) {
     struct ward_v6_lpm_key lk = {.prefixlen = 160, .generation = gen};
     __builtin_memcpy(lk.addr, a, 16);
@@ -188,7 +223,7 @@ static __always_inline void report(__u32 gen, __u8 hook, __u8 family, __u8 proto
   struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
   if (!ev) return;
   __builtin_memset(ev, 0, sizeof(*ev));
-  ev->generation = gen;
+  ev->generation = gen & 1;
   ev->pid = bpf_get_current_pid_tgid() >> 32;
   ev->rule = rule;
   ev->hook = hook;
@@ -277,7 +312,7 @@ int ward_sock_create(struct bpf_sock* ctx) {
   struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
   if (ev) {
     __builtin_memset(ev, 0, sizeof(*ev));
-    ev->generation = generation();
+    ev->generation = generation() & 1;
     ev->pid = bpf_get_current_pid_tgid() >> 32;
     ev->hook = WARD_HOOK_SOCKET;
     ev->sock_type = family << 16 | (type & 0xffff);
@@ -366,7 +401,8 @@ int ward_cut_tcp(struct bpf_iter__tcp* ctx) {
   __u32 zero = 0;
   struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
   if (!c) return 0;
-  __u32 gen = c->generation & 1, level = c->cgroup_level;
+  __u32 gen = (c->generation & 1) | ((c->flags & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
+  __u32 level = c->cgroup_level;
   struct cgroup* cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
   if (!cg) return 0;
   if (BPF_CORE_READ(cg, level) < (int)level || level > 255) return 0;

@@ -36,7 +36,11 @@ struct ward_config {
   ward_u32 generation;   /* 0 or 1: the generation every program decides by */
   ward_u32 cgroup_level; /* level of the enforced cgroup (the flow cutter) */
   ward_u64 cgroup_id;    /* its id (kernfs node id) */
+  ward_u32 flags;        /* WARD_CFG_* */
+  ward_u32 pad;
 };
+/* The `*_dom` maps hold entries: programs look there first. */
+#define WARD_CFG_DOMAINS 1u
 
 /* One port range of a port set: allowed, or refused by `rule` (1-based index
  * into the policy's network rules; 0: no rule matched). Ports in no segment
@@ -59,6 +63,16 @@ struct ward_entry {
   ward_u16 tcp_set;
   ward_u16 udp_set;
   ward_u32 icmp; /* ICMP / ICMPv6: WARD_ALLOW, or the refusing rule id */
+};
+
+/* An address a granted name resolved to (HASH `v4_dom`/`v6_dom`, keyed like
+ * the exact maps): its decision (the address's own, plus what the names
+ * allow, minus the address denies) until `expires_ns` on the boot-time clock
+ * (bpf_ktime_get_boot_ns); after that the exact and LPM maps decide, as if
+ * the name had never resolved there. */
+struct ward_timed_entry {
+  struct ward_entry entry;
+  ward_u64 expires_ns;
 };
 
 struct ward_v4_key { /* HASH: one address */

@@ -328,7 +328,7 @@ TEST_CASE("a resolver's answer for an allowed name is added without a reload", "
   addr.length = 32;
   std::string error;
   const ir::NetDecision& grant = policy.network.egress_domains.at("api.example.test").allow;
-  REQUIRE(enforce::EbpfAddResolved(policy, addr, grant, &error));
+  REQUIRE(enforce::EbpfAddResolved(policy, addr, grant, 60, &error));
   CHECK(in.Run(probe) == 0);
   CHECK(in.Run(V4(Op::kTcp, "10.7.7.7", 22)) == EPERM);   // the address deny still holds
   CHECK(in.Run(V4(Op::kTcp, "10.7.7.8", 443)) == EPERM);  // only the answer's address
