@@ -33,6 +33,10 @@ struct Options {
   // (seatbelt): `ward compile --home DIR`. Absent: a policy with `~` patterns
   // is an error for them.
   std::optional<std::string> home;
+  // `ward compile --partial`: what a target cannot express may be left out
+  // (approximated towards deny, with a warning listing it) instead of being
+  // an error.
+  bool partial = false;
 };
 
 struct Result {

@@ -134,6 +134,7 @@ int RunCompile(const CompileFlags& flags) {
   }
   backend::Options options;
   options.home = flags.home;
+  options.partial = flags.partial;
 
   int exit_code = kOk;
   auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);

@@ -200,7 +200,9 @@ void Nesting(const PolicyContext& ctx, const FsEntries& all, Findings& out) {
               Finding& f = out.Add(
                   "L2304", in.atom,
                   "deny " + RightName(right) + " '" + pattern + "' inside allow '" + *outer +
-                      "': Landlock can only approximate it (it denies all of '" + *outer + "')");
+                      "': Landlock can only approximate it (it grants what lies beside the denied "
+                      "path, as it "
+                      "exists when applied, and nothing created later next to it)");
               f.anchor = in.rule;
               AddRelated(f, o.atom, "the enclosing allow");
             }

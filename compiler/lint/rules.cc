@@ -97,7 +97,8 @@ const std::vector<RuleInfo>& AllRules() {
        "a deeper allow in a child wins over the base's deny (most specific wins)",
        "check the base's deny was meant to be opened; narrow the allow otherwise"},
       {"L2304", "deny-approximated", kFs, kN,
-       "Landlock cannot grant a tree minus a subtree: it denies the whole tree instead (B3002)",
+       "Landlock cannot grant a tree minus a subtree: it grants the entries beside the denied path "
+       "as they exist when applied, not what is created there later (B3002)",
        "grant the tree's other children instead, or accept the narrower Landlock ruleset"},
       {"L2401", "root-capability", kProc, kE,
        "the capability amounts to root on the host or in its namespace",

@@ -35,7 +35,8 @@ struct Compiled {
 
 // Checks `source` (test.ward), lowers its last policy and compiles it.
 inline std::unique_ptr<Compiled> CompileWith(const backend::Backend& backend,
-                                             const std::string& source) {
+                                             const std::string& source,
+                                             const backend::Options& options = {}) {
   auto c = std::make_unique<Compiled>();
   c->front = CheckSource(source);
   INFO(source << "\n" << c->front->text);
@@ -45,7 +46,7 @@ inline std::unique_ptr<Compiled> CompileWith(const backend::Backend& backend,
   c->ir = ir::Lower(c->front->program, f->policies.back(), c->sink);
   INFO(c->Diagnostics());
   REQUIRE_FALSE(c->sink.has_errors());
-  c->result = backend.Compile(c->ir, backend::Options{}, c->sink);
+  c->result = backend.Compile(c->ir, options, c->sink);
   return c;
 }
 

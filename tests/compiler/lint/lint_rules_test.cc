@@ -167,7 +167,8 @@ const Case kCases[] = {
     {"L2304",
      "policy p {\n  filesystem {\n    allow read \"/srv\"\n    deny read \"/srv/secret\"\n  }\n}\n",
      "L2304 4:15 deny read '/srv/secret' inside allow '/srv': Landlock can only approximate it (it "
-     "denies all of '/srv')",
+     "grants what lies beside the denied path, as it exists when applied, and nothing created "
+     "later next to it)",
      "policy p {\n  filesystem {\n    allow read \"/srv\"\n    deny read \"/opt\"\n  }\n}\n"},
     {"L2401",
      "policy p {\n  process {\n    no_new_privileges\n    capabilities keep [CAP_SYS_ADMIN]\n  "
