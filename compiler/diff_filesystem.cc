@@ -36,21 +36,10 @@
 #include <unordered_set>
 
 #include "compiler/diff_internal.h"
+#include "compiler/fs_names.h"
 
 namespace ward::ir::diff_internal {
 namespace {
-
-const char* RightName(FsRight r) {
-  switch (r) {
-    case FsRight::kRead:
-      return "read";
-    case FsRight::kWrite:
-      return "write";
-    case FsRight::kExec:
-      return "exec";
-  }
-  return "read";
-}
 
 enum class CompKind { kLiteral, kStar, kGlobstar, kPartial };
 
@@ -425,7 +414,7 @@ void FsWalk::AppendChanges(std::vector<Change>* out) const {
     if (example == home_ || example.rfind(home_ + "/", 0) == 0) {
       example = "~" + example.substr(home_.size());
     }
-    std::string line = std::string(gained ? "+ " : "- ") + RightName(static_cast<FsRight>(r)) +
+    std::string line = std::string(gained ? "+ " : "- ") + FsRightName(static_cast<FsRight>(r)) +
                        " " + PathText(shown);
     if (example != shown) line += " (e.g. " + PathText(example) + ")";
     Change c = MakeChange(DiffSection::kFilesystem,

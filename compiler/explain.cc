@@ -1,4 +1,5 @@
 #include "compiler/explain.h"
+#include "compiler/fs_names.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -81,10 +82,9 @@ std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& 
     *error = "--path must be absolute";
     return std::nullopt;
   }
-  static const char* kRights[] = {"read", "write", "exec"};
   Explanation e;
   FsDecision d = policy.filesystem.Decide(path, right, home);
-  e.query = std::string(kRights[static_cast<size_t>(right)]) + " " + path;
+  e.query = std::string(FsRightName(right)) + " " + path;
   e.decision = d.allow ? "allow" : "deny";
   e.rules = d.rules;
   if (!d.pattern.empty()) e.notes.push_back("most specific pattern: " + d.pattern);

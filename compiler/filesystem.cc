@@ -1,47 +1,11 @@
 #include "compiler/filesystem.h"
+#include "compiler/fs_names.h"
 
 #include <algorithm>
 #include <set>
 
 namespace ward::ir {
 namespace {
-
-std::vector<std::string> Components(const std::string& path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
-// `*` within one component: matches any non-empty run of characters but '/'.
-bool ComponentMatches(const std::string& pattern, const std::string& name) {
-  if (pattern.find('*') == std::string::npos) return pattern == name;
-  // Classic glob with backtracking over '*' only; components hold no '/'.
-  size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (p < pattern.size() && pattern[p] == name[n]) {
-      ++p;
-      ++n;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  // "never empty": a component that is only `*` needs at least one character,
-  // which the loop guarantees since every path component is non-empty.
-  return p == pattern.size();
-}
 
 // Does the pattern match a prefix of `path` (the path itself or an ancestor)?
 bool MatchPrefix(const std::vector<std::string>& pat, size_t pi,
@@ -71,11 +35,11 @@ std::string Expand(const std::string& pattern, const std::optional<std::string>&
 }  // namespace
 
 bool PatternMatchesPathOrAncestor(const std::string& pattern, const std::string& path) {
-  return MatchPrefix(Components(pattern), 0, Components(path), 0);
+  return MatchPrefix(PathComponents(pattern), 0, PathComponents(path), 0);
 }
 
 int CompareSpecificity(const std::string& a, const std::string& b) {
-  std::vector<std::string> ca = Components(a), cb = Components(b);
+  std::vector<std::string> ca = PathComponents(a), cb = PathComponents(b);
   auto count = [](const std::vector<std::string>& c) {
     return std::count_if(c.begin(), c.end(), [](const std::string& s) { return s != "**"; });
   };
@@ -103,7 +67,7 @@ void RemoveRedundant(std::map<std::string, FsVerdict>& rules) {
     if (pattern[0] == '~') return;
     if (pattern.find('*') == std::string::npos) continue;
     std::string literal;
-    for (const std::string& c : Components(pattern)) {
+    for (const std::string& c : PathComponents(pattern)) {
       if (c.find('*') != std::string::npos) break;
       literal += "/" + c;
     }
@@ -175,7 +139,7 @@ void FileRules::BuildIndex() {
     index.clear();
     for (const auto& [pattern, verdict] : rules[static_cast<size_t>(right)]) {
       std::string literal = pattern[0] == '~' ? "~" : "";
-      for (const std::string& c : Components(pattern[0] == '~' ? pattern.substr(1) : pattern)) {
+      for (const std::string& c : PathComponents(pattern[0] == '~' ? pattern.substr(1) : pattern)) {
         if (c.find('*') != std::string::npos) break;
         literal += "/" + c;
       }
@@ -192,11 +156,11 @@ FsDecision FileRules::Decide(const std::string& path, FsRight right,
   // written from the root or from ~ when the path is under the home.
   std::vector<std::string> roots = {"/"};
   std::string prefix;
-  for (const std::string& c : Components(path)) roots.push_back(prefix += "/" + c);
+  for (const std::string& c : PathComponents(path)) roots.push_back(prefix += "/" + c);
   if (home && (path == *home || path.rfind(*home + "/", 0) == 0)) {
     std::string tilde = "~";
     roots.push_back(tilde);
-    for (const std::string& c : Components(path.substr(home->size()))) {
+    for (const std::string& c : PathComponents(path.substr(home->size()))) {
       roots.push_back(tilde += "/" + c);
     }
   }

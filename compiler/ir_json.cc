@@ -1,4 +1,5 @@
 #include "compiler/ir_json.h"
+#include "compiler/fs_names.h"
 
 #include <cstdio>
 
@@ -52,7 +53,6 @@ ordered_json DirectionJson(const Partition& p, const std::map<std::string, Domai
 }
 
 ordered_json Filesystem(const FileRules& fs, const SourceManager& sources) {
-  static const char* kNames[] = {"read", "write", "exec"};
   ordered_json j;
   for (FsRight right : kFsRights) {
     ordered_json list = ordered_json::array();
@@ -63,7 +63,7 @@ ordered_json Filesystem(const FileRules& fs, const SourceManager& sources) {
       r["rules"] = Spans(sources, verdict.rules);
       list.push_back(std::move(r));
     }
-    j[kNames[static_cast<size_t>(right)]] = std::move(list);
+    j[FsRightName(right)] = std::move(list);
   }
   return j;
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 
+#include "compiler/fs_names.h"
 #include "compiler/ir_json.h"
 
 namespace ward::ir {
@@ -276,12 +277,11 @@ std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error) {
     p.metadata.description = String(Field(j, "description", w), "description");
     p.metadata.labels = StringMap(Field(j, "labels", w), "labels");
 
-    static const char* kRights[] = {"read", "write", "exec"};
     const json& fs = Object(Field(j, "filesystem", w), "filesystem");
     for (FsRight right : kFsRights) {
       const size_t r = static_cast<size_t>(right);
-      std::string wr = std::string("filesystem.") + kRights[r];
-      for (const json& e : Array(Field(fs, kRights[r], "filesystem"), wr)) {
+      std::string wr = std::string("filesystem.") + FsRightName(right);
+      for (const json& e : Array(Field(fs, FsRightName(right), "filesystem"), wr)) {
         std::string pattern = String(Field(e, "pattern", wr), wr + ".pattern");
         std::string verdict = String(Field(e, "verdict", wr), wr + ".verdict");
         if (pattern.empty() || (pattern[0] != '/' && pattern[0] != '~')) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "backends/landlock/walk.h"
+#include "compiler/fs_names.h"
 
 namespace ward::backend::landlock {
 namespace {
@@ -18,18 +19,6 @@ constexpr uint64_t Bit(const char* name) {
     if (std::string_view(r.name) == name) return r.bit;
   }
   return 0;
-}
-
-const char* RightName(ir::FsRight r) {
-  switch (r) {
-    case ir::FsRight::kRead:
-      return "read";
-    case ir::FsRight::kWrite:
-      return "write";
-    case ir::FsRight::kExec:
-      return "exec";
-  }
-  return "?";
 }
 
 ir::PortSet Intersect(const ir::PortSet& a, const ir::PortSet& b) { return a.Minus(a.Minus(b)); }
@@ -151,7 +140,7 @@ bool BuildFilesystem(const ir::FileRules& fs, bool partial, Ruleset* out, Diagno
   bool ok = true;
   for (ir::FsRight r : ir::kFsRights) {
     auto& rules = out->filesystem.rules[static_cast<size_t>(r)];
-    const std::string right = RightName(r);
+    const std::string right = ir::FsRightName(r);
     std::set<std::string> narrowed;  // allows turned into denies (partial)
     // Allow -> the denies nested in it that the walk carves out.
     std::map<std::string, std::vector<std::pair<std::string, Span>>> carved;
@@ -346,12 +335,12 @@ std::string ToJson(const Ruleset& r) {
   ordered_json rights = ordered_json::object();
   ordered_json fs = ordered_json::object();
   for (ir::FsRight right : ir::kFsRights) {
-    rights[RightName(right)] = NamesJson(FsAccessOf(right), kFsRights, std::size(kFsRights));
+    rights[ir::FsRightName(right)] = NamesJson(FsAccessOf(right), kFsRights, std::size(kFsRights));
     ordered_json patterns = ordered_json::object();
     for (const auto& [pattern, verdict] : r.filesystem.rules[static_cast<size_t>(right)]) {
       patterns[pattern] = verdict.allow ? "allow" : "deny";
     }
-    fs[RightName(right)] = std::move(patterns);
+    fs[ir::FsRightName(right)] = std::move(patterns);
   }
   j["rights"] = std::move(rights);
   j["filesystem"] = std::move(fs);
@@ -399,7 +388,7 @@ bool FromJson(const std::string& bytes, Ruleset* out, std::string* error) {
     return false;
   }
   for (ir::FsRight right : ir::kFsRights) {
-    const std::string name = RightName(right);
+    const std::string name = ir::FsRightName(right);
     auto it = fs->find(name);
     if (it == fs->end() || !it->is_object()) {
       *error = "filesystem." + name + ": missing or not an object";

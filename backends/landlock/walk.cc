@@ -1,43 +1,11 @@
 #include "backends/landlock/walk.h"
+#include "compiler/fs_names.h"
 
 #include <algorithm>
 #include <set>
 
 namespace ward::backend::landlock {
 namespace {
-
-std::vector<std::string> Split(const std::string& path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
-
-// `*` within one component: any run of characters (names are never empty).
-bool GlobMatches(const std::string& pattern, const std::string& name) {
-  size_t p = 0, n = 0, star = std::string::npos, mark = 0;
-  while (n < name.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = n;
-    } else if (p < pattern.size() && pattern[p] == name[n]) {
-      ++p;
-      ++n;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      n = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 // The pattern positions reachable after matching every component of `path`
 // (`**` matches zero or more components).
@@ -52,13 +20,13 @@ std::set<size_t> States(const std::vector<std::string>& pat, const std::string& 
     return s;
   };
   std::set<size_t> states = closure({0});
-  for (const std::string& c : Split(path)) {
+  for (const std::string& c : ir::PathComponents(path)) {
     std::set<size_t> next;
     for (size_t i : states) {
       if (i >= pat.size()) continue;
       if (pat[i] == "**") {
         next.insert(i);
-      } else if (GlobMatches(pat[i], c)) {
+      } else if (ir::ComponentMatches(pat[i], c)) {
         next.insert(i + 1);
       }
     }
@@ -214,7 +182,7 @@ class Walker {
 }  // namespace
 
 bool CanMatchBelow(const std::string& pattern, const std::string& path) {
-  const std::vector<std::string> pat = Split(pattern);
+  const std::vector<std::string> pat = ir::PathComponents(pattern);
   for (size_t i : States(pat, path)) {
     if (i < pat.size()) return true;
   }
@@ -223,7 +191,7 @@ bool CanMatchBelow(const std::string& pattern, const std::string& path) {
 
 void NextNames(const std::string& pattern, const std::string& path, std::vector<std::string>* out,
                bool* any) {
-  const std::vector<std::string> pat = Split(pattern);
+  const std::vector<std::string> pat = ir::PathComponents(pattern);
   for (size_t i : States(pat, path)) {
     if (i >= pat.size()) continue;
     if (pat[i].find('*') != std::string::npos) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/fs_names.h"
 #include "compiler/ip.h"
 
 namespace ward::backend::seatbelt {
@@ -22,18 +23,6 @@ constexpr const char* kAliasRegex = "^/private/(etc|tmp|var)(/|$)";
 // block; a set whose members and complement are both longer is left out
 // with a warning.
 constexpr size_t kMaxPorts = 4096;
-
-std::vector<std::string> Components(const std::string& path) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
 
 bool IsGlob(const std::string& pattern) { return pattern.find('*') != std::string::npos; }
 
@@ -74,7 +63,7 @@ std::string Filters(const std::string& pattern) {
   }
   const std::string re = PatternRegex(pattern);  // "^/..."
   const std::string priv = "^/private" + re.substr(1);
-  const std::string first = Components(pattern).at(0);
+  const std::string first = ir::PathComponents(pattern).at(0);
   if (IsGlob(first)) {
     // A glob at the root could match /private/tmp/... by its own spelling;
     // there the /tmp spelling decides (README.md), so the pattern applies
@@ -101,18 +90,6 @@ const char* Operation(FsRight right) {
       return "file-write*";
     case FsRight::kExec:
       return "process-exec";
-  }
-  return "";
-}
-
-const char* RightName(FsRight right) {
-  switch (right) {
-    case FsRight::kRead:
-      return "read";
-    case FsRight::kWrite:
-      return "write";
-    case FsRight::kExec:
-      return "exec";
   }
   return "";
 }
@@ -323,7 +300,7 @@ const char* kStartup = R"(;; What any process needs to start (README.md, "The st
 
 std::string PatternRegex(const std::string& pattern) {
   std::string re = "^";
-  for (const std::string& c : Components(pattern)) {
+  for (const std::string& c : ir::PathComponents(pattern)) {
     if (c == "**") {
       re += "(/[^/]+)*";
       continue;
@@ -410,7 +387,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
         std::string prefix;
         // The directories above the pattern's literal part, and that part
         // itself when a glob follows.
-        for (const std::string& c : Components(expanded)) {
+        for (const std::string& c : ir::PathComponents(expanded)) {
           ancestors.insert(prefix.empty() ? "/" : prefix);
           if (IsGlob(c)) break;
           prefix += "/" + c;
@@ -444,7 +421,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
   for (FsRight right : ir::kFsRights) {
     const auto& list = entries[static_cast<size_t>(right)];
     if (list.empty()) continue;
-    text += ";; " + std::string(RightName(right)) + "\n";
+    text += ";; " + std::string(ir::FsRightName(right)) + "\n";
     for (const FsEntry& e : list) {
       text += std::string("(") + (e.allow ? "allow " : "deny ") + Operation(right) + "\n    " +
               Filters(e.expanded) + ")\n";

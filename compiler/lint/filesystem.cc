@@ -3,24 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/fs_names.h"
 #include "compiler/lint/context.h"
 
 namespace ward::lint {
 namespace {
 
 using ir::FsRight;
-
-std::string RightName(FsRight r) {
-  switch (r) {
-    case FsRight::kRead:
-      return "read";
-    case FsRight::kWrite:
-      return "write";
-    case FsRight::kExec:
-      return "exec";
-  }
-  return "read";
-}
 
 std::string Expand(const std::string& pattern, const std::string& home) {
   return pattern.rfind("~", 0) == 0 ? home + pattern.substr(1) : pattern;
@@ -190,7 +179,7 @@ void Nesting(const PolicyContext& ctx, const FsEntries& all, Findings& out) {
             if (in.allow && !o.allow && o.policy != in.policy &&
                 Position(ctx, o.policy) < Position(ctx, in.policy)) {
               Finding& f = out.Add("L2303", in.atom,
-                                   "allow " + RightName(right) + " '" + pattern +
+                                   std::string("allow ") + ir::FsRightName(right) + " '" + pattern +
                                        "' opens part of the deny of '" + *outer + "' in base '" +
                                        o.policy->name.text + "'");
               f.anchor = in.rule;
@@ -199,7 +188,8 @@ void Nesting(const PolicyContext& ctx, const FsEntries& all, Findings& out) {
             if (!in.allow && o.allow) {
               Finding& f = out.Add(
                   "L2304", in.atom,
-                  "deny " + RightName(right) + " '" + pattern + "' inside allow '" + *outer +
+                  std::string("deny ") + ir::FsRightName(right) + " '" + pattern +
+                      "' inside allow '" + *outer +
                       "': Landlock can only approximate it (it grants what lies beside the denied "
                       "path, as it "
                       "exists when applied, and nothing created later next to it)");

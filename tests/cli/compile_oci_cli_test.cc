@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/run_ward.h"
@@ -137,4 +138,49 @@ TEST_CASE("compile -t help and unknown targets list oci and process") {
   CHECK(unknown.err.find("ward compile: unknown target 'ocy'; known targets:") == 0);
   CHECK(unknown.err.find(" oci ") != std::string::npos);
   CHECK(unknown.err.find(" process") != std::string::npos);
+}
+
+TEST_CASE("compile -t oci,nftables,kubernetes-pod,seatbelt,firecracker: one folder, one manifest") {
+  const std::string p = WriteTemp("svc.ward", R"(policy svc {
+  filesystem {
+    allow read "/srv/app"
+    allow read write "/srv/app/data"
+  }
+  network {
+    allow tcp to 10.0.0.0/8 port 443
+    deny to 10.200.0.0/16
+  }
+  limits { memory 512MiB  cpus 2 }
+  target kubernetes { namespace "agents"  pod_selector { app = "svc" } }
+  target firecracker { kernel "/vm/vmlinux"  rootfs "/vm/rootfs.ext4" read_only  tap "tap-svc" }
+}
+)");
+  const std::string targets = " -t oci,nftables,kubernetes-pod,seatbelt,firecracker --partial";
+  const std::string out = Dir("all1"), again = Dir("all2");
+  Run r = Ward("compile --color never " + p + targets + " -o " + out, kStd);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const std::string manifest = Slurp(out + "/manifest.json");
+  const json m = json::parse(manifest);
+  // Every artifact is in the folder with the hash the manifest gives, and
+  // comes from one of the named backends (the profile names kubernetes).
+  std::set<std::string> from;
+  for (const json& a : m["artifacts"]) {
+    const std::string path = out + "/" + a["path"].get<std::string>();
+    REQUIRE(std::filesystem::exists(path));
+    Run sum = ward::test::Shell("sha256sum " + path);
+    CHECK(sum.out.substr(0, 64) == a["sha256"].get<std::string>());
+    from.insert(a["target"].get<std::string>());
+  }
+  CHECK(from == std::set<std::string>{"firecracker", "kubernetes", "nftables", "oci", "seatbelt"});
+  // Which backend enforces which section, in the order the targets were
+  // named: filesystem only by seatbelt here, the network by four of them.
+  const json& c = m["coverage"];
+  CHECK(c["filesystem"] == json::array({"seatbelt"}));
+  CHECK(c["network"] == json::array({"nftables", "kubernetes", "seatbelt", "firecracker"}));
+  CHECK(c["syscalls"] == json::array({"oci", "kubernetes"}));
+  // Same policy, same bytes, in a second folder.
+  r = Ward("compile --color never " + p + targets + " -o " + again, kStd);
+  REQUIRE(r.status == 0);
+  CHECK(Slurp(again + "/manifest.json") == manifest);
 }
