@@ -6,7 +6,9 @@
 // old address refused before any refresh), and a refresh moves the grant to
 // the new address. Every deny has its positive control (the same probe
 // before the policy, or to the address the name resolves to).
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -138,6 +140,33 @@ TEST_CASE("the resolver: A and AAAA with TTLs, CNAME chains, clamping, failures"
   CHECK_FALSE(enforce::ResolveName("svc.ward.test", o, &answers, &error));
   CHECK(error.find("no answer for svc.ward.test") != std::string::npos);
   CHECK_FALSE(enforce::ResolveName("*.ward.test", Dnsmasq::Options(), &answers, &error));
+}
+
+TEST_CASE("the resolver asks the servers named, even when resolv.conf lists IPv6 ones", "[root]") {
+  TestNetns ns;
+  Dnsmasq dns(ns, "10.1.2.3 svc.ward.test\n");
+  const std::string conf = "/tmp/ward-dns-test-" + std::to_string(getpid()) + ".resolv.conf";
+  std::ofstream(conf) << "nameserver fd00:53::1\nnameserver fd00:53::2\n";
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // A private view of /etc/resolv.conf naming only IPv6 servers nobody
+    // runs (glibc keeps those apart from the IPv4 list Ward overrides): the
+    // servers Ward names must still be the ones asked.
+    if (unshare(CLONE_NEWNS) != 0 || mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) ||
+        mount(conf.c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) != 0) {
+      _exit(2);
+    }
+    std::vector<enforce::DnsAnswer> answers;
+    std::string error;
+    const bool ok = enforce::ResolveName("svc.ward.test", Dnsmasq::Options(), &answers, &error);
+    _exit(ok && answers.size() == 1 ? 0 : 1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  unlink(conf.c_str());
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
 }
 
 const char* kPolicy = R"(policy dom { network {
