@@ -64,6 +64,10 @@ class Dnsmasq {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
+    // A constructor that fails runs no destructor: stop it here.
+    kill(pid_, SIGTERM);
+    waitpid(pid_, nullptr, 0);
+    unlink(hosts_.c_str());
     FAIL("dnsmasq did not answer (is dnsmasq-base installed?)");
   }
   ~Dnsmasq() {
