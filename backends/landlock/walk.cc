@@ -11,11 +11,11 @@ namespace {
 // (`**` matches zero or more components).
 std::set<size_t> States(const std::vector<std::string>& pat, const std::string& path) {
   auto closure = [&](std::set<size_t> s) {
-    std::vector<size_t> todo(s.begin(), s.end());
-    while (!todo.empty()) {
-      size_t i = todo.back();
-      todo.pop_back();
-      if (i < pat.size() && pat[i] == "**" && s.insert(i + 1).second) todo.push_back(i + 1);
+    std::vector<size_t> pending(s.begin(), s.end());
+    while (!pending.empty()) {
+      size_t i = pending.back();
+      pending.pop_back();
+      if (i < pat.size() && pat[i] == "**" && s.insert(i + 1).second) pending.push_back(i + 1);
     }
     return s;
   };

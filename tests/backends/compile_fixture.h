@@ -2,6 +2,7 @@
 #pragma once
 
 #include <catch2/catch.hpp>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -36,9 +37,10 @@ struct Compiled {
 // Checks `source` (test.ward), lowers its last policy and compiles it.
 inline std::unique_ptr<Compiled> CompileWith(const backend::Backend& backend,
                                              const std::string& source,
-                                             const backend::Options& options = {}) {
+                                             const backend::Options& options = {},
+                                             const std::map<std::string, std::string>& extra = {}) {
   auto c = std::make_unique<Compiled>();
-  c->front = CheckSource(source);
+  c->front = CheckSource(source, extra);
   INFO(source << "\n" << c->front->text);
   REQUIRE_FALSE(c->front->sink.has_errors());
   const ast::File* f = c->front->program.file(c->front->program.roots.at(0));

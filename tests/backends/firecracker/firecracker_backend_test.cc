@@ -24,17 +24,7 @@ using nlohmann::json;
 
 std::unique_ptr<Compiled> Compile(const std::string& source,
                                   const std::map<std::string, std::string>& extra = {}) {
-  auto c = std::make_unique<Compiled>();
-  c->front = CheckSource(source, extra);
-  INFO(source << "\n" << c->front->text);
-  REQUIRE_FALSE(c->front->sink.has_errors());
-  const ast::File* f = c->front->program.file(c->front->program.roots.at(0));
-  REQUIRE(f != nullptr);
-  c->ir = ir::Lower(c->front->program, f->policies.back(), c->sink);
-  INFO(c->Diagnostics());
-  REQUIRE_FALSE(c->sink.has_errors());
-  c->result = backend::FirecrackerBackend().Compile(c->ir, backend::Options{}, c->sink);
-  return c;
+  return CompileWith(backend::FirecrackerBackend(), source, {}, extra);
 }
 
 std::string ReadSourceFile(const std::string& relative) {

@@ -18,19 +18,9 @@ namespace ward::test {
 inline std::unique_ptr<Compiled> Seatbelt(const std::string& source,
                                           const std::optional<std::string>& home = "/Users/agent",
                                           const std::map<std::string, std::string>& extra = {}) {
-  auto c = std::make_unique<Compiled>();
-  c->front = CheckSource(source, extra);
-  INFO(source << "\n" << c->front->text);
-  REQUIRE_FALSE(c->front->sink.has_errors());
-  const ast::File* f = c->front->program.file(c->front->program.roots.at(0));
-  REQUIRE(f != nullptr);
-  c->ir = ir::Lower(c->front->program, f->policies.back(), c->sink);
-  INFO(c->Diagnostics());
-  REQUIRE_FALSE(c->sink.has_errors());
   backend::Options options;
   options.home = home;
-  c->result = backend::SeatbeltBackend().Compile(c->ir, options, c->sink);
-  return c;
+  return CompileWith(backend::SeatbeltBackend(), source, options, extra);
 }
 
 inline std::string ReadSourceFile(const std::string& relative) {
