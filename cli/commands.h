@@ -21,6 +21,8 @@ void AddImportCommand(CLI::App& app, int* exit_code);
 void AddApplyCommand(CLI::App& app, int* exit_code);
 void AddRemoveCommand(CLI::App& app, int* exit_code);
 void AddStatusCommand(CLI::App& app, int* exit_code);
+// Registers `ward run` (cli/run.cc).
+void AddRunCommand(CLI::App& app, int* exit_code);
 // Registers `ward lint` (cli/lint.cc).
 void AddLintCommand(CLI::App& app, int* exit_code);
 // Registers `ward fmt` (cli/fmt.cc).

@@ -1,7 +1,6 @@
 // `ward compile FILE -t TARGET[,TARGET...] -o DIR [--partial]`: artifacts of
 // the chosen backends plus manifest.json saying which target enforces each
 // IR section. Fails closed: any error, and nothing is written.
-#include <openssl/evp.h>
 
 #include <filesystem>
 #include <fstream>
@@ -30,21 +29,6 @@ struct CompileFlags {
   bool partial = false;
   OutputFlags output;
 };
-
-std::string Sha256(const std::string& bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
-    return "";
-  }
-  static const char* kHex = "0123456789abcdef";
-  std::string out;
-  for (unsigned i = 0; i < len; ++i) {
-    out += kHex[digest[i] >> 4];
-    out += kHex[digest[i] & 15];
-  }
-  return out;
-}
 
 void PrintTargets() {
   std::cout << "backends:\n";

@@ -1,11 +1,28 @@
 #include "cli/load.h"
 
+#include <openssl/evp.h>
+
 #include <filesystem>
 #include <iostream>
 
 #include "language/check.h"
 
 namespace ward::cli {
+
+std::string Sha256(const std::string& bytes) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest, &len, EVP_sha256(), nullptr) != 1) {
+    return "";
+  }
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) {
+    out += kHex[digest[i] >> 4];
+    out += kHex[digest[i] & 15];
+  }
+  return out;
+}
 
 std::unique_ptr<LoadedPolicy> LoadPolicy(const std::string& file,
                                          const std::optional<std::string>& policy,

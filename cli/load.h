@@ -26,4 +26,7 @@ std::unique_ptr<LoadedPolicy> LoadPolicy(const std::string& file,
                                          const std::string& std_dir, const OutputFlags& output,
                                          int* exit_code);
 
+// Lower-case hex SHA-256 of `bytes` ("" if OpenSSL fails).
+std::string Sha256(const std::string& bytes);
+
 }  // namespace ward::cli

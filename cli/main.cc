@@ -1,6 +1,7 @@
 // The `ward` command line: argument parsing and output only; the work is in
 // language/, compiler/, backends/ and enforcers/.
 #include <iostream>
+#include <string_view>
 
 #include "backends/registry.h"
 #include "cli/commands.h"
@@ -37,6 +38,7 @@ int main(int argc, char** argv) {
   ward::cli::AddApplyCommand(app, &exit_code);
   ward::cli::AddRemoveCommand(app, &exit_code);
   ward::cli::AddStatusCommand(app, &exit_code);
+  ward::cli::AddRunCommand(app, &exit_code);
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");
@@ -58,7 +60,10 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
-    return rc == 0 ? 0 : ward::cli::kUsage;
+    // `ward run` passes its command's status through: its own usage errors
+    // take 125 (env(1)'s code) so they cannot pass for the command's.
+    const bool run = argc > 1 && std::string_view(argv[1]) == "run";
+    return rc == 0 ? 0 : run ? 125 : ward::cli::kUsage;
   }
   if (argc == 1) {
     std::cout << app.help();

@@ -75,7 +75,7 @@ void WarnAt(DiagnosticSink& sink, const std::vector<const ir::FlatRule*>& rules,
   }
 }
 
-void BuildNetwork(const ir::NetRules& net, Ruleset* out, DiagnosticSink& sink) {
+void BuildNetwork(const ir::NetRules& net, bool address_layer, Ruleset* out, DiagnosticSink& sink) {
   const PortSplit egress = SplitPorts(net.egress, net.egress_domains);
   const PortSplit ingress = SplitPorts(net.ingress, net.ingress_domains);
   if (!(egress.every == ir::PortSet::All())) {
@@ -87,7 +87,7 @@ void BuildNetwork(const ir::NetRules& net, Ruleset* out, DiagnosticSink& sink) {
     out->handled_access_net |= kNetRights[0].bit;
     out->bind_tcp = ingress.every;
   }
-  if (!egress.some.empty()) {
+  if (!egress.some.empty() && !address_layer) {
     WarnAt(sink, RulesFor(net, ir::Direction::kEgress, egress.some),
            "landlock grants a TCP port for every address or none: tcp port(s) " +
                egress.some.ToString() +
@@ -105,7 +105,7 @@ void BuildNetwork(const ir::NetRules& net, Ruleset* out, DiagnosticSink& sink) {
   }
   if (!net.unix_abstract.empty()) {
     for (const ir::UnixRule& u : net.unix_rules) {
-      if (!u.allow || !u.abstract) continue;
+      if (!u.allow || !u.abstract || address_layer) continue;
       sink.Warning(Code::kCannotExpress, u.span,
                    "landlock scopes abstract unix sockets all or none: with a grant of @" + u.name +
                        ", the ruleset leaves every abstract socket reachable",
@@ -317,10 +317,11 @@ std::vector<std::string> Ruleset::Missing(int abi) const {
   return out;
 }
 
-bool BuildRuleset(const ir::Policy& policy, bool partial, Ruleset* out, DiagnosticSink& sink) {
+bool BuildRuleset(const ir::Policy& policy, bool partial, Ruleset* out, DiagnosticSink& sink,
+                  bool address_layer) {
   out->policy = policy.name;
   const bool ok = BuildFilesystem(policy.filesystem, partial, out, sink);
-  BuildNetwork(policy.network, out, sink);
+  BuildNetwork(policy.network, address_layer, out, sink);
   return ok;
 }
 

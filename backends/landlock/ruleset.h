@@ -74,7 +74,11 @@ struct Ruleset {
 // Builds the ruleset. Diagnostics (B3002) go to `sink` at the rules
 // concerned: approximations towards deny as warnings, what cannot even be
 // approximated as errors unless `partial`. Returns false on error.
-bool BuildRuleset(const ir::Policy& policy, bool partial, Ruleset* out, DiagnosticSink& sink);
+// `address_layer`: built for ward run, whose eBPF layer holds the address
+// part of TCP grants and refuses the abstract unix names not granted, so
+// the warnings about those are not given.
+bool BuildRuleset(const ir::Policy& policy, bool partial, Ruleset* out, DiagnosticSink& sink,
+                  bool address_layer = false);
 
 // The artifact (README.md § Format) and back. FromJson refuses another
 // version, unknown right names and malformed patterns, naming the field.

@@ -1,0 +1,88 @@
+// `ward run FILE [--policy NAME] [--dry-run] -- CMD ARGS...`: one command
+// under the whole policy (enforcers/run/run.h does the work). Argument
+// parsing and output only. The command's exit status passes through, so
+// ward run's own failures use the codes env(1) and chroot(1) use
+// (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
+// found, 124 a limit ended the run.
+#include <iostream>
+
+#include "cli/commands.h"
+#include "cli/load.h"
+#include "compiler/ir_json.h"
+#include "enforcers/run/run.h"
+
+namespace ward::cli {
+namespace {
+
+struct RunFlags {
+  std::string file;
+  std::optional<std::string> policy;
+  std::optional<std::string> home;
+  std::string std_dir;
+  std::vector<std::string> command;
+  std::vector<std::string> dns_servers;
+  bool dry_run = false;
+  OutputFlags output;
+};
+
+int RunRun(const RunFlags& flags) {
+  if (flags.command.empty()) {
+    std::cerr << "ward run: no command; usage: ward run FILE [--policy NAME] -- CMD ARGS...\n";
+    return enforce::kRunSetupFailed;
+  }
+  int exit_code = kOk;
+  auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+  if (!loaded) return enforce::kRunSetupFailed;
+
+  enforce::RunOptions options;
+  options.home = flags.home;
+  options.dns.servers = flags.dns_servers;
+  options.policy_hash = Sha256(std::string("ward ") + WARD_VERSION + "\n" +
+                               ir::ToJson(loaded->ir, loaded->sources).dump());
+  options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
+  std::string error;
+  enforce::RunPlanPtr plan =
+      enforce::PrepareRun(loaded->ir, flags.command, options, flags.dry_run, loaded->sink, &error);
+  if (!loaded->sink.diagnostics().empty()) {
+    OutputFlags text = flags.output;
+    text.format = "text";
+    PrintDiagnostics(loaded->sources, loaded->sink, text);
+  }
+  if (!plan) {
+    std::cerr << "ward run: " << (error.empty() ? "the policy cannot be enforced here" : error)
+              << "; the command was not started\n";
+    return enforce::kRunSetupFailed;
+  }
+  if (flags.dry_run) {
+    std::cout << enforce::DescribeRun(*plan);
+    return kOk;
+  }
+  std::cerr << std::flush;
+  std::cout << std::flush;
+  const int code = enforce::ExecuteRun(*plan, &error);
+  if (!error.empty()) {
+    std::cerr << "ward run: " << error
+              << (code == enforce::kRunSetupFailed ? "; the command was not started" : "") << "\n";
+  }
+  return code;
+}
+
+}  // namespace
+
+void AddRunCommand(CLI::App& app, int* exit_code) {
+  auto f = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "Run one command under the whole policy");
+  cmd->add_option("file", f->file, "policy file")->required();
+  cmd->add_option("command", f->command, "the command and its arguments, after --");
+  cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
+  cmd->add_option("--home", f->home, "what ~ stands for (default: the run user's home)");
+  cmd->add_flag("--dry-run", f->dry_run, "print each layer and what it enforces; start nothing");
+  cmd->add_option("--dns-server", f->dns_servers,
+                  "IPv4 DNS server for domain grants (repeatable; default: /etc/resolv.conf)");
+  cmd->add_option("--std", f->std_dir, "standard library folder");
+  cmd->add_option("--color", f->output.color, "colour: auto, always or never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->callback([f, exit_code] { *exit_code = RunRun(*f); });
+}
+
+}  // namespace ward::cli

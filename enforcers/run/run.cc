@@ -1,0 +1,631 @@
+#include "enforcers/run/run.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <sstream>
+
+#include "backends/ebpf/maps.h"
+#include "backends/landlock/ruleset.h"
+#include "backends/seccomp/filter.h"
+#include "enforcers/linux/cgroup.h"
+#include "enforcers/linux/ebpf.h"
+#include "enforcers/linux/enforcer.h"
+#include "enforcers/linux/landlock.h"
+#include "enforcers/linux/process.h"
+#include "enforcers/linux/seccomp.h"
+
+extern char** environ;
+
+namespace ward::enforce {
+
+struct RunPlan {
+  RunOptions options;
+  bool dry_run = false;
+  ir::Policy policy;
+  std::string run_id;
+  std::string net_policy;  // the eBPF pin name: "run-<id>-<policy>"
+  // Step 1.
+  RunCgroup cgroup;
+  bool cgroup_created = false;
+  // Step 2.
+  std::vector<backend::ResolvedAddress> resolved;
+  bool ebpf_applied = false;
+  // Step 3.
+  backend::landlock::Ruleset ruleset;
+  PreparedLandlock landlock;
+  LandlockOptions landlock_options;
+  std::string home;
+  // Step 4.
+  PreparedProcess process;
+  std::vector<std::string> env;
+  // Step 5.
+  std::string filter;  // struct sock_filter[] for this machine
+  std::string filter_source;
+  // The command.
+  std::string path;    // resolved executable
+  int exec_error = 0;  // why it cannot be run (ENOENT, EACCES), found ahead
+  std::vector<std::string> argv;
+  std::string record_path;
+};
+
+void RunPlanDeleter::operator()(RunPlan* plan) const {
+  if (!plan) return;
+  ReleaseLandlock(plan->landlock);
+  std::string ignored;
+  if (plan->ebpf_applied) {
+    bool removed = false;
+    EbpfRemove(plan->net_policy, &removed, &ignored);
+  }
+  if (plan->cgroup_created) RemoveRunCgroup(plan->cgroup, &ignored);
+  if (!plan->record_path.empty()) unlink(plan->record_path.c_str());
+  delete plan;
+}
+
+namespace {
+
+Arch MachineArch() {
+#if defined(__x86_64__)
+  return Arch::kX86_64;
+#elif defined(__aarch64__)
+  return Arch::kAarch64;
+#elif defined(__i386__)
+  return Arch::kX86;
+#elif defined(__arm__)
+  return Arch::kArm;
+#elif defined(__riscv) && __riscv_xlen == 64
+  return Arch::kRiscv64;
+#elif defined(__powerpc64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  return Arch::kPpc64le;
+#elif defined(__s390x__)
+  return Arch::kS390x;
+#else
+#error "ward run: unknown machine architecture"
+#endif
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The executable execve will run: argv[0] itself when it has a slash, else
+// the first executable match on the workload's PATH (as execvp would look).
+std::string FindExecutable(const std::string& name, const std::vector<std::string>& env, int* err) {
+  *err = ENOENT;
+  if (name.find('/') != std::string::npos) {
+    *err = access(name.c_str(), X_OK) == 0 ? 0 : errno;
+    return name;
+  }
+  std::string path_var = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& e : env) {
+    if (e.rfind("PATH=", 0) == 0) path_var = e.substr(5);
+  }
+  std::istringstream dirs(path_var);
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    struct stat st;
+    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (access(candidate.c_str(), X_OK) == 0) {
+        *err = 0;
+        return candidate;
+      }
+      *err = EACCES;
+    }
+  }
+  return name;
+}
+
+// The start time of a process (field 22 of /proc/PID/stat), so that a record
+// is never taken for a live run because its pid was reused.
+std::string StartTime(pid_t pid) {
+  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return "";
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+    if (i == 22) return f;
+  }
+  return "";
+}
+
+bool MakeDirs(const std::string& dir, mode_t mode, std::string* error) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || chmod(dir.c_str(), mode) != 0) {
+    *error =
+        "cannot create " + dir + (ec ? ": " + ec.message() : ": " + std::string(strerror(errno)));
+    return false;
+  }
+  return true;
+}
+
+// Step 5's filter, from the cache when a trustworthy copy is there. The
+// cache is used only when the workload cannot write to it (a policy that
+// grants write on it would let one run choose the next run's filter) and
+// when the file is root's and not writable by others.
+bool LoadOrBuildFilter(RunPlan& plan, DiagnosticSink& sink, std::string* error) {
+  const Arch arch = MachineArch();
+  bool has_arch = false;
+  for (Arch a : plan.policy.syscalls.arches) has_arch |= a == arch;
+  if (!has_arch) {
+    *error =
+        std::string("seccomp: the policy's syscalls section is for other architectures; add `") +
+        std::string(ArchName(arch)) + "` to its arch list";
+    return false;
+  }
+  const std::string& dir = plan.options.cache_dir;
+  bool use_cache = !plan.options.policy_hash.empty() && !dir.empty() && geteuid() == 0;
+  if (use_cache) {
+    const ir::FsDecision d =
+        plan.policy.filesystem.Decide(dir + "/x", ir::FsRight::kWrite, plan.home);
+    use_cache = !d.allow;
+  }
+  const std::string file =
+      dir + "/" + plan.options.policy_hash + "." + std::string(ArchName(arch)) + ".bpf";
+  if (use_cache) {
+    struct stat st;
+    const int fd = open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022) &&
+        S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size % 8 == 0) {
+      plan.filter.resize(st.st_size);
+      if (pread(fd, plan.filter.data(), plan.filter.size(), 0) == st.st_size) {
+        close(fd);
+        plan.filter_source = "cached " + file;
+        return true;
+      }
+    }
+    if (fd >= 0) close(fd);
+  }
+  backend::seccomp::Filter filter;
+  if (!backend::seccomp::BuildFilter(plan.policy.syscalls, arch, &filter, sink)) {
+    *error = "seccomp: the filter could not be built (see the diagnostics)";
+    return false;
+  }
+  plan.filter = std::move(filter.bpf);
+  plan.filter_source = "compiled now";
+  if (use_cache && !plan.dry_run) {
+    std::string ignored;
+    if (MakeDirs(dir, 0700, &ignored)) {
+      const std::string tmp = file + ".tmp" + std::to_string(getpid());
+      std::ofstream out(tmp, std::ios::binary);
+      out.write(plan.filter.data(), static_cast<std::streamsize>(plan.filter.size()));
+      out.close();
+      if (!out || rename(tmp.c_str(), file.c_str()) != 0)
+        unlink(tmp.c_str());
+      else
+        plan.filter_source = "compiled now, cached in " + file;
+    }
+  }
+  return true;
+}
+
+// Resolves the domain grants concurrently: a run starts after the slowest
+// name, not after the sum of them.
+std::vector<backend::ResolvedAddress> ResolveConcurrently(const ir::Policy& policy,
+                                                          const DnsOptions& dns,
+                                                          DiagnosticSink& sink) {
+  std::vector<std::future<std::pair<std::vector<backend::ResolvedAddress>, DiagnosticSink>>> jobs;
+  for (ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
+    const auto& domains = d == ir::Direction::kEgress ? policy.network.egress_domains
+                                                      : policy.network.ingress_domains;
+    for (const auto& [pattern, entry] : domains) {
+      if (pattern.rfind("*.", 0) == 0 || entry.allow.empty()) continue;
+      ir::Policy one;
+      one.network.rules = policy.network.rules;
+      (d == ir::Direction::kEgress ? one.network.egress_domains
+                                   : one.network.ingress_domains)[pattern] = entry;
+      jobs.push_back(std::async(std::launch::async, [one = std::move(one), dns] {
+        DiagnosticSink s;
+        auto answers = ResolveDomainGrants(one, dns, s);
+        return std::make_pair(std::move(answers), std::move(s));
+      }));
+    }
+  }
+  std::vector<backend::ResolvedAddress> out;
+  for (auto& job : jobs) {
+    auto [answers, s] = job.get();
+    out.insert(out.end(), answers.begin(), answers.end());
+    for (const Diagnostic& diag : s.diagnostics()) sink.Report(diag);
+  }
+  return out;
+}
+
+std::string HomeOf(const RunPlan& plan) {
+  if (plan.options.home) return *plan.options.home;
+  const uid_t uid = plan.process.set_user ? plan.process.uid : getuid();
+  if (const passwd* pw = getpwuid(uid); pw && pw->pw_dir) return pw->pw_dir;
+  return "";
+}
+
+struct ChildReport {
+  char step[64];
+  int error;
+};
+
+// In the child: reports the failing step to the supervisor and exits.
+[[noreturn]] void ChildFail(int fd, const char* step, int err, int code) {
+  ChildReport r{};
+  strncpy(r.step, step, sizeof(r.step) - 1);
+  r.error = err;
+  (void)!write(fd, &r, sizeof(r));
+  _exit(code);
+}
+
+const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
+
+}  // namespace
+
+RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& argv,
+                      const RunOptions& options, bool dry_run, DiagnosticSink& sink,
+                      std::string* error) {
+  // Before anything holds a secret or a kernel object: no ptrace, no
+  // /proc/PID/mem, no core dump of the supervisor.
+  if (!dry_run && prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0) {
+    *error = std::string("supervisor: PR_SET_DUMPABLE: ") + strerror(errno);
+    return nullptr;
+  }
+  RunPlanPtr plan(new RunPlan);
+  plan->options = options;
+  plan->dry_run = dry_run;
+  plan->policy = policy;
+  plan->argv = argv;
+  plan->run_id = std::to_string(getpid());
+  // bpffs refuses names with dots.
+  plan->net_policy = "run-" + plan->run_id + "-" + policy.name;
+  if (argv.empty()) {
+    *error = "command: nothing to run";
+    return nullptr;
+  }
+  if (!dry_run && geteuid() != 0) {
+    *error = "privileges: ward run needs root (cgroups, BPF programs, capabilities)";
+    return nullptr;
+  }
+  if (!dry_run) {
+    std::string e;
+    CleanStaleRuns(options.state_dir, &e);
+    if (!MakeDirs(options.state_dir, 0700, &e)) {
+      *error = "state: " + e;
+      return nullptr;
+    }
+    plan->record_path = options.state_dir + "/run-" + plan->run_id;
+  }
+
+  // Steps 4 and 3 first read the policy; nothing on the host changes yet.
+  if (!PrepareProcess(policy, &plan->process, error)) return nullptr;
+  plan->env = FilterEnvironment(policy.process, environ);
+  plan->home = HomeOf(*plan);
+  if (!backend::landlock::BuildRuleset(policy, /*partial=*/false, &plan->ruleset, sink,
+                                       /*address_layer=*/true)) {
+    *error = "";
+    return nullptr;
+  }
+  if (!LoadOrBuildFilter(*plan, sink, error)) return nullptr;
+  int exec_err = 0;
+  plan->path = FindExecutable(argv[0], plan->env, &exec_err);
+
+  // 1. cgroup.
+  if (!PlanRunCgroup(policy.limits, plan->run_id, &plan->cgroup, error)) {
+    *error = "cgroup: " + *error;
+    return nullptr;
+  }
+  if (!dry_run) {
+    // Written before anything it names exists, so a supervisor killed from
+    // here on leaves a record the next run cleans up.
+    std::ofstream record(plan->record_path);
+    record << "supervisor " << getpid() << " " << StartTime(getpid()) << "\n"
+           << "ebpf " << plan->net_policy << "\n"
+           << RunCgroupRecord(plan->cgroup);
+    if (!record.flush()) {
+      *error = "state: cannot write " + plan->record_path;
+      return nullptr;
+    }
+    if (!CreateRunCgroup(policy.limits, &plan->cgroup, error)) {
+      *error = "cgroup: " + *error;
+      return nullptr;
+    }
+    plan->cgroup_created = true;
+  }
+
+  // 2. network.
+  plan->resolved = ResolveConcurrently(policy, options.dns, sink);
+  if (!dry_run) {
+    ir::Policy net = policy;
+    net.name = plan->net_policy;
+    Cgroup cg;
+    cg.mount = plan->cgroup.v2.path.substr(0, plan->cgroup.v2.path.rfind("/ward/"));
+    cg.relative = "ward/run-" + plan->run_id;
+    cg.level = 2;
+    cg.id = plan->cgroup.v2_id;
+    EbpfApplyResult result;
+    DiagnosticSink net_sink;
+    const bool ok = EbpfApply(net, cg, plan->resolved, net_sink, &result, error);
+    for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
+    if (!ok) {
+      *error = "network: " +
+               (error->empty() ? std::string("the eBPF layer refused the policy") : *error);
+      return nullptr;
+    }
+    plan->ebpf_applied = true;
+  }
+
+  // 3. landlock.
+  plan->landlock_options.home = plan->home.empty() ? std::nullopt : std::optional(plan->home);
+  plan->landlock_options.egress_checked_by_address = true;
+  if (!PrepareLandlock(plan->ruleset, plan->landlock_options, &plan->landlock, error)) {
+    return nullptr;  // "landlock: STEP: why" already
+  }
+  plan->exec_error = exec_err;
+  return plan;
+}
+
+std::string DescribeRun(const RunPlan& plan) {
+  std::ostringstream out;
+  out << "ward run: policy " << plan.policy.name << ", command " << plan.path << "\n";
+  out << "1. cgroup " << plan.cgroup.v2.path << " (cgroup namespace)\n";
+  for (const CgroupDir& d : plan.cgroup.v1) {
+    out << "   v1 " << d.controller << ": " << d.path << "\n";
+  }
+  for (const auto& [name, v] : plan.policy.limits) {
+    std::string how;
+    if (name == "timeout")
+      how = "the supervisor kills the run after " + std::to_string(v.value) + " ms";
+    else if (name == "cpu_time")
+      how = "the supervisor kills the run after " + std::to_string(v.value) + " ms of CPU";
+    else if (name == "open_files")
+      how = "RLIMIT_NOFILE " + std::to_string(v.value) + " (step 4)";
+    else if (name == "cpus")
+      how = "cpu quota " + std::to_string(v.value * 100) + " us per 100000 us";
+    else if (name == "memory")
+      how = std::to_string(v.value) + " bytes, no swap on top";
+    else if (name == "pids")
+      how = std::to_string(v.value) + " processes";
+    out << "   limit " << name << ": " << how << "\n";
+  }
+  out << "2. network (eBPF on the run's cgroup, pinned as " << plan.net_policy << ")\n";
+  for (const ir::FlatRule& r : plan.policy.network.rules) {
+    out << "   " << (r.direction == ir::Direction::kEgress ? "egress " : "ingress ")
+        << backend::ebpf::RuleText(r) << "\n";
+  }
+  if (plan.policy.network.rules.empty()) out << "   egress: nothing (every connection refused)\n";
+  for (const backend::ResolvedAddress& a : plan.resolved) {
+    out << "   " << a.pattern << " -> " << FormatPrefix(a.address) << " for " << a.ttl << " s\n";
+  }
+  for (const ir::UnixRule& u : plan.policy.network.unix_rules) {
+    out << "   " << (u.allow ? "allow" : "deny") << " unix " << (u.abstract ? "@" : "") << u.name
+        << "\n";
+  }
+  out << "   unix sockets: none granted but those above\n";
+  out << "3. landlock (ABI " << plan.landlock.abi
+      << ", ~ = " << (plan.home.empty() ? "unset" : plan.home) << ")\n";
+  std::istringstream lines(DescribeLandlock(plan.landlock));
+  for (std::string line; std::getline(lines, line);) out << "   " << line << "\n";
+  out << "4. process\n";
+  std::istringstream plines(DescribeProcess(plan.process));
+  for (std::string line; std::getline(plines, line);) out << "   " << line << "\n";
+  out << "   environment: " << plan.env.size() << " variables"
+      << (plan.policy.process.env_allowed.empty() ? " (unchanged)" : " (env allow)") << "\n";
+  out << "5. seccomp: " << plan.filter.size() / 8 << " instructions for " << ArchName(MachineArch())
+      << ", " << plan.filter_source << "\n";
+  return out.str();
+}
+
+int ExecuteRun(RunPlan& plan, std::string* error) {
+  if (plan.exec_error != 0) {
+    *error = plan.argv[0] + ": " + strerror(plan.exec_error);
+    return plan.exec_error == ENOENT ? kRunNotFound : kRunCannotExecute;
+  }
+  std::vector<char*> argv, envp;
+  for (std::string& a : plan.argv) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  for (std::string& e : plan.env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0) {
+    *error = std::string("supervisor: pipe: ") + strerror(errno);
+    return kRunSetupFailed;
+  }
+  sigset_t forwarded, old;
+  sigemptyset(&forwarded);
+  for (int s : kForwarded) sigaddset(&forwarded, s);
+  sigaddset(&forwarded, SIGCHLD);
+  sigprocmask(SIG_BLOCK, &forwarded, &old);
+  const pid_t supervisor = getpid();
+  const pid_t child = fork();
+  if (child < 0) {
+    *error = std::string("supervisor: fork: ") + strerror(errno);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    return kRunSetupFailed;
+  }
+  if (child == 0) {
+    close(report[0]);
+    const int fd = report[1];
+    // Killed with the supervisor; the record and the next run's clean-up
+    // take care of what it started.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(fd, "pdeathsig", errno, 125);
+    if (getppid() != supervisor) _exit(kRunSetupFailed);
+    for (int s : kForwarded) signal(s, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    const char* step = nullptr;
+    if (!EnterRunCgroup(plan.cgroup, &step)) ChildFail(fd, step, errno, kRunSetupFailed);
+    LandlockFailure lf;
+    if (!ApplyLandlock(plan.landlock, plan.landlock_options, &lf)) {
+      ChildFail(fd, lf.step, lf.error, kRunSetupFailed);
+    }
+    ProcessFailure pf;
+    if (!ApplyProcess(plan.process, &pf)) ChildFail(fd, pf.step, pf.error, kRunSetupFailed);
+    std::string seccomp_error;
+    if (!LoadSeccompFilter(plan.filter, SeccompLoad{}, nullptr, &seccomp_error)) {
+      ChildFail(fd, "seccomp", errno, kRunSetupFailed);
+    }
+    execve(plan.path.c_str(), argv.data(), envp.data());
+    const int err = errno;
+    ChildFail(fd, "exec", err, err == ENOENT ? kRunNotFound : kRunCannotExecute);
+  }
+  close(report[1]);
+  ReleaseLandlock(plan.landlock);  // the child has it; the supervisor never uses it
+
+  ChildReport r{};
+  ssize_t got;
+  do {
+    got = read(report[0], &r, sizeof(r));
+  } while (got < 0 && errno == EINTR);
+  close(report[0]);
+  int status = 0;
+  if (got == static_cast<ssize_t>(sizeof(r))) {
+    waitpid(child, &status, 0);
+    sigprocmask(SIG_SETMASK, &old, nullptr);
+    r.step[sizeof(r.step) - 1] = 0;
+    const std::string step = r.step;
+    if (step == "exec") {
+      *error = plan.argv[0] + ": " + strerror(r.error);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : kRunCannotExecute;
+    }
+    const char* layer = step == "seccomp"                                               ? "seccomp"
+                        : step.rfind("cgroup", 0) == 0 || step.rfind("unshare", 0) == 0 ? "cgroup"
+                        : step == "no_new_privs" || step == "restrict_self"             ? "landlock"
+                                                                                        : "process";
+    *error = std::string(layer) + ": " + step + ": " + strerror(r.error);
+    return kRunSetupFailed;
+  }
+
+  // The command runs. Supervise it.
+  const int sfd = signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
+  const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+  const auto start = std::chrono::steady_clock::now();
+  const auto timeout_it = plan.policy.limits.find("timeout");
+  const auto cpu_it = plan.policy.limits.find("cpu_time");
+  const bool refresh = !plan.resolved.empty();
+  auto next_refresh =
+      start + std::chrono::seconds(refresh ? RefreshSeconds(plan.resolved, plan.options.dns) : 0);
+  if (tfd >= 0) {
+    itimerspec every{};
+    every.it_interval.tv_nsec = every.it_value.tv_nsec = 100 * 1000 * 1000;
+    timerfd_settime(tfd, 0, &every, nullptr);
+  }
+  int exit_code = -1;
+  bool limit_hit = false;
+  while (exit_code < 0) {
+    pollfd fds[2] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (fds[0].revents & POLLIN) {
+      signalfd_siginfo si;
+      while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGCHLD) continue;
+        // A terminal's signals (SI_KERNEL) reach the whole foreground group,
+        // the command included; only signals sent to ward run itself are
+        // passed on.
+        if (si.ssi_code != SI_KERNEL) kill(child, static_cast<int>(si.ssi_signo));
+      }
+    }
+    if (fds[1].revents & POLLIN) {
+      uint64_t ticks;
+      (void)!read(tfd, &ticks, sizeof(ticks));
+      const auto now = std::chrono::steady_clock::now();
+      const auto elapsed =
+          std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
+      std::string why;
+      if (timeout_it != plan.policy.limits.end() &&
+          static_cast<uint64_t>(elapsed) >= timeout_it->second.value) {
+        why = "timeout: " + std::to_string(timeout_it->second.value) + " ms elapsed";
+      } else if (cpu_it != plan.policy.limits.end()) {
+        const int64_t used = RunCpuUsageUsec(plan.cgroup);
+        if (used >= 0 && static_cast<uint64_t>(used) / 1000 >= cpu_it->second.value) {
+          why = "cpu_time: " + std::to_string(cpu_it->second.value) + " ms of CPU used";
+        }
+      }
+      if (!why.empty() && !limit_hit) {
+        limit_hit = true;
+        if (plan.options.report) plan.options.report(why + "; the workload was killed");
+        std::string ignored;
+        RemoveRunCgroup(plan.cgroup, &ignored);
+        plan.cgroup_created = false;
+      }
+      if (refresh && now >= next_refresh) {
+        DiagnosticSink s;
+        ApplyOptions o;
+        o.dns = plan.options.dns;
+        uint32_t next = 0;
+        std::string e;
+        ir::Policy net = plan.policy;
+        net.name = plan.net_policy;
+        if (!EbpfEnforcer().RefreshDomains(net, o, s, &next, &e)) {
+          if (plan.options.report) plan.options.report("network: refresh: " + e);
+          next = 30;
+        }
+        for (const Diagnostic& d : s.diagnostics()) {
+          if (plan.options.report) plan.options.report("network: " + d.message);
+        }
+        next_refresh = now + std::chrono::seconds(std::max<uint32_t>(next, 1));
+      }
+    }
+    pid_t w;
+    while ((w = waitpid(-1, &status, WNOHANG)) > 0) {
+      if (w == child) {
+        exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+    }
+  }
+  if (sfd >= 0) close(sfd);
+  if (tfd >= 0) close(tfd);
+  sigprocmask(SIG_SETMASK, &old, nullptr);
+  return limit_hit ? kRunLimitReached : exit_code;
+}
+
+int CleanStaleRuns(const std::string& state_dir, std::string* error) {
+  int cleaned = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("run-", 0) != 0) continue;
+    const std::string text = ReadFile(entry.path().string());
+    std::istringstream in(text);
+    std::string word, pid_text, start, line, net_policy;
+    in >> word >> pid_text >> start;
+    if (word != "supervisor") continue;
+    pid_t pid = 0;
+    try {
+      pid = static_cast<pid_t>(std::stol(pid_text));
+    } catch (...) {
+      continue;
+    }
+    if (pid > 0 && !start.empty() && StartTime(pid) == start) continue;  // alive
+    std::getline(in, line);
+    in >> word >> net_policy;
+    RunCgroup cg = ParseRunCgroupRecord(text);
+    // Only what a run creates: never a path the record did not get from us.
+    bool sane = cg.v2.path.find("/ward/run-") != std::string::npos;
+    for (const CgroupDir& d : cg.v1) sane &= d.path.find("/ward-run-") != std::string::npos;
+    if (!sane || word != "ebpf" || net_policy.rfind("run-", 0) != 0) continue;
+    std::string e;
+    RemoveRunCgroup(cg, &e);
+    bool removed = false;
+    EbpfRemove(net_policy, &removed, &e);
+    if (!e.empty()) *error = e;
+    unlink(entry.path().c_str());
+    ++cleaned;
+  }
+  return cleaned;
+}
+
+}  // namespace ward::enforce

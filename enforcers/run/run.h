@@ -1,0 +1,94 @@
+// `ward run`: one command under a whole policy (architecture.md § Enforcers).
+// One ordered orchestrator over the facilities of enforcers/linux/, each
+// step prepared in the supervisor and only applied in the child, each
+// failure naming its step:
+//
+//   1. cgroup     a cgroup for the run (limits), entered through a cgroup
+//                 namespace (linux/cgroup.h)
+//   2. network    the eBPF enforcer on that cgroup, pinned for the run's
+//                 lifetime: egress by address and resolved name, unix
+//                 sockets (linux/ebpf.h)
+//   3. landlock   filesystem grants, TCP ports, abstract-unix and signal
+//                 scopes, `~` resolved for the run's user (linux/landlock.h)
+//   4. process    user, capabilities, no_new_privs, rlimits, descriptors
+//                 (linux/process.h)
+//   5. seccomp    the compiled filter for this machine's architecture,
+//                 cached by policy hash (linux/seccomp.h); then execve.
+//
+// The supervisor (the caller of Execute) stays outside the sandbox: it is
+// made non-dumpable before anything else, so the workload can neither
+// ptrace it nor open its /proc/PID/mem (Landlock's domain also refuses
+// ptrace and signals from inside to outside). It forwards signals, enforces
+// the timeout and cpu_time limits, refreshes resolved names, and removes the
+// cgroup, programs and pins when the command ends. A record under
+// `state_dir` lets the next run clean up after a supervisor that was killed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/policy.h"
+#include "enforcers/linux/dns.h"
+#include "language/diagnostics.h"
+
+namespace ward::enforce {
+
+// Exit codes of `ward run` that are its own (the command's status passes
+// through otherwise; a command killed by signal N gives 128+N), as env(1),
+// chroot(1) and timeout(1) use them.
+inline constexpr int kRunLimitReached = 124;   // timeout or cpu_time: the run was killed
+inline constexpr int kRunSetupFailed = 125;    // a step failed: the command never started
+inline constexpr int kRunCannotExecute = 126;  // found, but execve refused it
+inline constexpr int kRunNotFound = 127;       // not found
+
+struct RunOptions {
+  // What `~` is in filesystem patterns; default: the home directory of the
+  // run's user (the policy's `user`, else the caller).
+  std::optional<std::string> home;
+  DnsOptions dns;
+  // The records of live runs (root only).
+  std::string state_dir = "/run/ward/runs";
+  // Compiled seccomp filters by policy hash. Not used when the policy lets
+  // the workload write there.
+  std::string cache_dir = "/var/cache/ward/seccomp";
+  // A key for the filter cache: a hash of the policy's IR (and Ward's
+  // version); empty: no cache.
+  std::string policy_hash;
+  // Messages while the run goes on (a name that no longer resolves, a limit
+  // reached); the CLI prints them.
+  std::function<void(const std::string&)> report;
+};
+
+struct RunPlan;  // everything prepared; opaque
+
+// Deleter so that callers can hold a plan without its definition.
+struct RunPlanDeleter {
+  void operator()(RunPlan* plan) const;
+};
+using RunPlanPtr = std::unique_ptr<RunPlan, RunPlanDeleter>;
+
+// Prepares every step without starting anything: with `dry_run`, nothing is
+// created on the host either (no cgroup, no programs, no Landlock ruleset).
+// Policy problems go to `sink` (false, *error empty); a step that cannot be
+// prepared sets *error to "STEP: why" and undoes what earlier steps made.
+RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& argv,
+                      const RunOptions& options, bool dry_run, DiagnosticSink& sink,
+                      std::string* error);
+
+// Each layer and what it will enforce, for `ward run --dry-run`.
+std::string DescribeRun(const RunPlan& plan);
+
+// Starts the command under the plan and supervises it to the end; returns
+// the exit code `ward run` exits with. On a failure of ward run's own
+// (kRunSetupFailed) *error says "STEP: why". Everything the plan created is
+// removed before it returns.
+int ExecuteRun(RunPlan& plan, std::string* error);
+
+// Removes what runs whose supervisor is gone left behind (processes,
+// cgroups, pins), from their records. Returns the number cleaned.
+int CleanStaleRuns(const std::string& state_dir, std::string* error);
+
+}  // namespace ward::enforce
