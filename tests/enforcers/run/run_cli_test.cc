@@ -1,0 +1,290 @@
+// [root] `ward run` as a user runs it: exit codes (the command's own, 128+N,
+// and ward run's 124-127), what each layer leaves visible to the workload
+// (cgroup namespace, no_new_privs, capabilities, seccomp, closed
+// descriptors, environment), limits written into the run's cgroup, signal
+// forwarding, --dry-run creating nothing, and clean-up: after the run, and
+// on the next start after a supervisor that was killed.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <thread>
+
+#include "enforcers/linux/enforcer.h"
+#include "tests/cli/run_ward.h"
+
+namespace ward::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const bool kRoot = [] {
+  if (geteuid() != 0) {
+    std::fprintf(stderr, "run_cli_test: needs root; skipped\n");
+    std::exit(77);
+  }
+  return true;
+}();
+
+// A policy whose workload may run /usr/bin tools, read /proc (to look at
+// itself) and write the scratch folder.
+std::string Policy(const std::string& extra_limits = "", const std::string& process = "") {
+  const std::string dir = ScratchDir();
+  return R"(ward 1
+import "std/linux.ward"
+policy t extends linux-base {
+  filesystem {
+    allow read "/proc"
+    allow read write ")" +
+         dir + R"("
+  }
+  network {
+    allow tcp to 127.0.0.1 port 9
+  }
+  process {
+    no_new_privileges
+    capabilities drop all
+    )" + process +
+         R"(
+  }
+  limits {
+    memory 256MiB
+    pids 16
+    open_files 128
+    )" + extra_limits +
+         R"(
+  }
+}
+)";
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every run directory ward run leaves: pins, cgroups, records.
+std::vector<std::string> Leftovers() {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/sys/fs/bpf/ward", ec)) {
+    if (e.path().filename().string().rfind("run-", 0) == 0) out.push_back(e.path());
+  }
+  std::string error;
+  const std::string v2 = enforce::CgroupV2Mount(&error);
+  for (const auto& e : fs::directory_iterator(v2 + "/ward", ec)) {
+    if (e.is_directory()) out.push_back(e.path());
+  }
+  for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) out.push_back(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("ward run: exit codes", "[root]") {
+  const std::string file = WriteTemp("codes.ward", Policy());
+  CHECK(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  CHECK(Ward("run " + file + " -- /usr/bin/sh -c 'exit 3'", kStdEnv).status == 3);
+  // Killed by SIGTERM: 128 + 15.
+  CHECK(Ward("run " + file + " -- /usr/bin/sh -c 'kill -TERM $$'", kStdEnv).status == 143);
+  Run r = Ward("run " + file + " -- /nonexistent", kStdEnv);
+  CHECK(r.status == 127);
+  CHECK(r.err == "ward run: /nonexistent: No such file or directory\n");
+  r = Ward("run " + file + " -- /etc/passwd", kStdEnv);
+  CHECK(r.status == 126);
+  // Exists and is executable, but the policy grants no exec there: execve
+  // is refused inside the sandbox.
+  const std::string exe = ScratchDir() + "/true-copy";
+  fs::copy_file("/usr/bin/true", exe, fs::copy_options::overwrite_existing);
+  r = Ward("run " + file + " -- " + exe, kStdEnv);
+  CHECK(r.status == 126);
+  CHECK(r.err == "ward run: " + exe + ": Permission denied\n");
+  // ward run's own failures: 125, and the command never ran.
+  r = Ward("run " + file, kStdEnv);
+  CHECK(r.status == 125);
+  r = Ward("run " + file + " --no-such-flag -- /usr/bin/true", kStdEnv);
+  CHECK(r.status == 125);
+  const std::string marker = ScratchDir() + "/ran";
+  const std::string disk = WriteTemp("disk.ward", Policy("disk 1GiB"));
+  r = Ward("run " + disk + " -- /usr/bin/touch " + marker, kStdEnv);
+  CHECK(r.status == 125);
+  CHECK(r.err.find("ward run: cgroup: disk: ward run has no scratch file system to bound") !=
+        std::string::npos);
+  CHECK(r.err.find("the command was not started") != std::string::npos);
+  CHECK_FALSE(fs::exists(marker));
+  CHECK(Leftovers().empty());
+}
+
+TEST_CASE("ward run: what the workload sees of each layer", "[root]") {
+  const std::string file = WriteTemp("layers.ward", Policy("", "env allow [\"PATH\", \"LC_*\"]"));
+  // A descriptor the caller leaves open without close-on-exec.
+  const int fd = open("/dev/null", O_RDONLY);
+  REQUIRE(fd >= 3);
+  Run r =
+      Ward("run " + file +
+               " -- /usr/bin/sh -c 'cat /proc/self/cgroup; grep -E "
+               "\"^(NoNewPrivs|Seccomp|CapInh|CapPrm|CapEff|CapBnd|CapAmb):\" /proc/self/status; "
+               "ls /proc/self/fd; env | sort'",
+           "LC_TEST=1 SECRET_TOKEN=x " + kStdEnv);
+  close(fd);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  // The cgroup namespace: the run's cgroup is the root.
+  CHECK(r.out.find("0::/\n") != std::string::npos);
+  CHECK(r.out.find("NoNewPrivs:\t1\n") != std::string::npos);
+  CHECK(r.out.find("Seccomp:\t2\n") != std::string::npos);
+  for (const char* set : {"CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"}) {
+    CHECK(r.out.find(std::string(set) + ":\t0000000000000000\n") != std::string::npos);
+  }
+  // Only 0-2 (and the one ls opens to list them) are open.
+  CHECK(r.out.find("0\n1\n2\n3\n") != std::string::npos);
+  CHECK(r.out.find("\n4\n") == std::string::npos);
+  // env allow: PATH and LC_* only.
+  CHECK(r.out.find("LC_TEST=1\n") != std::string::npos);
+  CHECK(r.out.find("PATH=") != std::string::npos);
+  CHECK(r.out.find("SECRET_TOKEN") == std::string::npos);
+  CHECK(r.out.find("WARD_STD") == std::string::npos);
+}
+
+TEST_CASE("ward run: limits are written into the run's cgroup and hold", "[root]") {
+  const std::string file = WriteTemp("limits.ward", Policy());
+  const std::string out = ScratchDir() + "/limits-out";
+  // The pids limit: 16 processes; the 20 sleeps cannot all start.
+  Run r = Ward(
+      "run " + file + " -- /usr/bin/sh -c 'for i in $(seq 20); do /usr/bin/sleep 3 & done; wait'",
+      kStdEnv);
+  CHECK(r.err.find("Cannot fork") != std::string::npos);
+
+  // While a run lives, its record names its cgroups; read the limits there.
+  std::thread runner([&] { Ward("run " + file + " -- /usr/bin/sleep 3", kStdEnv); });
+  std::string record;
+  for (int i = 0; i < 100 && record.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) record = Slurp(e.path());
+    if (record.find("\nv2 ") == std::string::npos) record.clear();
+  }
+  REQUIRE_FALSE(record.empty());
+  std::smatch m;
+  REQUIRE(std::regex_search(record, m, std::regex("v2 (\\S+)")));
+  // The command joins the cgroup once the programs are attached.
+  std::string procs;
+  for (int i = 0; i < 250 && procs.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    procs = Slurp(m[1].str() + "/cgroup.procs");
+  }
+  CHECK_FALSE(procs.empty());
+  if (std::regex_search(record, m, std::regex("v1 memory (\\S+)"))) {
+    CHECK(Slurp(m[1].str() + "/memory.limit_in_bytes") == "268435456\n");
+  } else {
+    REQUIRE(std::regex_search(record, m, std::regex("v2 (\\S+)")));
+    CHECK(Slurp(m[1].str() + "/memory.max") == "268435456\n");
+  }
+  if (std::regex_search(record, m, std::regex("v1 pids (\\S+)"))) {
+    CHECK(Slurp(m[1].str() + "/pids.max") == "16\n");
+  }
+  runner.join();
+  CHECK(Leftovers().empty());
+}
+
+TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
+  const std::string file = WriteTemp("timeout.ward", Policy("timeout 1s"));
+  const auto start = std::chrono::steady_clock::now();
+  Run r = Ward("run " + file + " -- /usr/bin/sleep 30", kStdEnv);
+  const auto took = std::chrono::steady_clock::now() - start;
+  CHECK(r.status == 124);
+  CHECK(r.err.find("ward run: timeout: 1000 ms elapsed; the workload was killed") !=
+        std::string::npos);
+  CHECK(took < std::chrono::seconds(10));
+  CHECK(Leftovers().empty());
+}
+
+TEST_CASE("ward run: signals sent to ward run reach the command", "[root]") {
+  const std::string file = WriteTemp("signals.ward", Policy());
+  const std::string ready = ScratchDir() + "/trap-ready";
+  fs::remove(ready);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
+    putenv(const_cast<char*>(std_env.c_str()));
+    const std::string script =
+        "trap 'exit 7' TERM; touch " + ready + "; while :; do sleep 0.1; done";
+    execl(WARD_BINARY, WARD_BINARY, "run", file.c_str(), "--", "/usr/bin/sh", "-c", script.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  for (int i = 0; i < 200 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(fs::exists(ready));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 7);
+  CHECK(Leftovers().empty());
+}
+
+TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]") {
+  const std::string file = WriteTemp("dry.ward", Policy());
+  Run r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  for (const char* line :
+       {"1. cgroup ", "   limit memory: 268435456 bytes, no swap on top\n",
+        "2. network (eBPF on the run's cgroup", "   egress allow tcp to 127.0.0.1 port 9\n",
+        "3. landlock (ABI ", "   grant /proc read\n", "4. process\n", "   no_new_privileges\n",
+        "   capabilities: every one dropped from every set\n", "5. seccomp: "}) {
+    CHECK(r.out.find(line) != std::string::npos);
+  }
+  CHECK(Leftovers().empty());
+}
+
+TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start", "[root]") {
+  const std::string file = WriteTemp("stale.ward", Policy());
+  const std::string ready = ScratchDir() + "/stale-ready";
+  fs::remove(ready);
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
+    putenv(const_cast<char*>(std_env.c_str()));
+    // A grandchild that outlives the command (setsid: not in its group).
+    const std::string script =
+        "/usr/bin/setsid /usr/bin/sleep 60 & touch " + ready + "; /usr/bin/sleep 60";
+    execl(WARD_BINARY, WARD_BINARY, "run", file.c_str(), "--", "/usr/bin/sh", "-c", script.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  for (int i = 0; i < 200 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  REQUIRE(fs::exists(ready));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  // The command died with its supervisor (PDEATHSIG); the grandchild is
+  // still there, in the run's cgroup, still under the pinned programs.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::vector<std::string> left = Leftovers();
+  CHECK_FALSE(left.empty());
+  std::string error;
+  const std::string cgroup = enforce::CgroupV2Mount(&error) + "/ward/run-" + std::to_string(pid);
+  const std::string procs = Slurp(cgroup + "/cgroup.procs");
+  CHECK_FALSE(procs.empty());
+  // The next run cleans up.
+  CHECK(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  CHECK(Leftovers().empty());
+  CHECK_FALSE(fs::exists(cgroup));
+  const pid_t grandchild = std::atoi(procs.c_str());
+  CHECK(kill(grandchild, 0) == -1);
+}
+
+}  // namespace ward::test
