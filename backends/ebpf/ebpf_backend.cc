@@ -10,7 +10,7 @@ class Ebpf final : public Backend {
   std::string_view name() const override { return "ebpf"; }
   std::string_view description() const override {
     return "cgroup BPF programs (connect, sendmsg, socket, egress backstop) and their maps: "
-           "network egress by address and port";
+           "network egress by address and port, unix sockets by name";
   }
   std::vector<Section> covers() const override { return {Section::kNetwork}; }
 
@@ -40,11 +40,13 @@ class Ebpf final : public Backend {
                      "to its names are denied");
       }
     }
-    for (const ir::UnixRule& u : net.unix_rules) {
-      sink.Warning(Code::kUnenforcedSection, u.span, "ebpf does not enforce unix sockets",
-                   "add -t landlock or seccomp");
-      break;
-    }
+    // Always: the loss concerns every policy, granting unix sockets or not.
+    sink.Warning(Code::kCannotExpress,
+                 net.unix_rules.empty() ? Span{} : net.unix_rules.front().span,
+                 "ebpf decides unix sockets by name only (it sees no bind): a socket the "
+                 "workload binds itself is refused like any other unless a rule grants it "
+                 "(lost: connecting to its own sockets)",
+                 "grant them by name, as `allow unix \"/path\"` or `allow unix \"@name\"`");
   }
 };
 

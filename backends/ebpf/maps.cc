@@ -232,7 +232,36 @@ std::string Ports(uint16_t lo, uint16_t hi) {
   return lo == hi ? std::to_string(lo) : std::to_string(lo) + "-" + std::to_string(hi);
 }
 
+// The unix names the rules name: allowed iff granted (the IR's sets, denies
+// already removed), else refused by the first deny naming them.
+bool AddUnixNames(const ir::NetRules& net, MapContents* out) {
+  std::map<std::pair<bool, std::string>, UnixName> names;
+  for (size_t i = 0; i < net.unix_rules.size(); ++i) {
+    const ir::UnixRule& u = net.unix_rules[i];
+    if (u.name.size() > WARD_UNIX_NAME) continue;  // unreachable by path
+    UnixName& n = names[{u.abstract, u.name}];
+    n.abstract = u.abstract;
+    n.name = u.name;
+    n.allow = (u.abstract ? net.unix_abstract : net.unix_paths).count(u.name) > 0;
+    if (!u.allow && n.rule == 0) n.rule = UnixRuleId(net, i);
+  }
+  for (auto& [key, n] : names) {
+    if (n.allow) n.rule = 0;
+    out->unix_names.push_back(n);
+  }
+  return out->unix_names.size() <= WARD_MAX_UNIX_NAMES / 2;
+}
+
 }  // namespace
+
+uint32_t UnixRuleId(const ir::NetRules& net, size_t index) {
+  return static_cast<uint32_t>(net.rules.size() + 1 + index);
+}
+
+std::string RuleText(const ir::UnixRule& rule) {
+  return std::string(rule.allow ? "allow" : "deny") + " unix \"" + (rule.abstract ? "@" : "") +
+         rule.name + "\"";
+}
 
 std::string RuleText(const ir::FlatRule& rule) {
   std::string s = rule.allow ? "allow" : "deny";
@@ -288,14 +317,24 @@ bool BuildMaps(const ir::NetRules& net, MapContents* out, DiagnosticSink& sink) 
   }
   size_t deny_count = 0;
   for (const ir::FlatRule& f : net.rules) deny_count += f.allow ? 0 : 1;
-  if (deny_count > WARD_MAX_RULE_TEXTS / 2 || net.rules.size() >= WARD_ALLOW) {
-    sink.Error(Code::kCannotExpress, net.rules.back().span,
+  for (const ir::UnixRule& u : net.unix_rules) deny_count += u.allow ? 0 : 1;
+  if (deny_count > WARD_MAX_RULE_TEXTS / 2 ||
+      net.rules.size() + net.unix_rules.size() >= WARD_ALLOW) {
+    sink.Error(Code::kCannotExpress,
+               net.rules.empty() ? net.unix_rules.back().span : net.rules.back().span,
                "ebpf holds at most " + std::to_string(WARD_MAX_RULE_TEXTS / 2) + " deny rules");
     return false;
   }
   if (!ok) return false;
   out->rules.push_back("");
   for (const ir::FlatRule& f : net.rules) out->rules.push_back(f.allow ? "" : RuleText(f));
+  for (const ir::UnixRule& u : net.unix_rules) out->rules.push_back(u.allow ? "" : RuleText(u));
+  if (!AddUnixNames(net, out)) {
+    sink.Error(
+        Code::kCannotExpress, net.unix_rules.back().span,
+        "ebpf holds at most " + std::to_string(WARD_MAX_UNIX_NAMES / 2) + " unix socket names");
+    return false;
+  }
   for (const auto& [pattern, entry] : net.egress_domains) {
     if (!entry.allow.empty()) out->domains.push_back({pattern, entry.allow});
   }
@@ -345,9 +384,10 @@ std::string MapsToJson(const std::string& policy, const MapContents& maps) {
       {"layout", "backends/ebpf/bpf/ward_ebpf.h"},
       {"hooks",
        {"cgroup/connect4", "cgroup/connect6", "cgroup/sendmsg4", "cgroup/sendmsg6",
-        "cgroup/sock_create", "cgroup_skb/egress", "iter/tcp"}},
+        "cgroup/connect_unix", "cgroup/sendmsg_unix", "cgroup/sock_create", "cgroup_skb/egress",
+        "iter/tcp"}},
   };
-  j["coverage"] = {{"egress", "ebpf"}, {"ingress", "unenforced"}, {"unix", "unenforced"}};
+  j["coverage"] = {{"egress", "ebpf"}, {"ingress", "unenforced"}, {"unix", "ebpf"}};
   ordered_json rules = ordered_json::array();
   for (size_t i = 1; i < maps.rules.size(); ++i) {
     if (!maps.rules[i].empty()) rules.push_back({{"id", i}, {"text", maps.rules[i]}});
@@ -377,6 +417,13 @@ std::string MapsToJson(const std::string& policy, const MapContents& maps) {
                        {"icmp", d.allow.icmp}});
   }
   j["domains"] = domains;
+  ordered_json unix_names = ordered_json::array();
+  for (const UnixName& u : maps.unix_names) {
+    ordered_json n = {{"name", (u.abstract ? "@" : "") + u.name}, {"allow", u.allow}};
+    if (!u.allow) n["rule"] = u.rule;
+    unix_names.push_back(n);
+  }
+  j["unix"] = unix_names;
   return j.dump(2) + "\n";
 }
 

@@ -1,8 +1,8 @@
 // The contents of the ebpf program set's maps for one policy (README.md):
 // the egress partition split into CIDRs (HASH for /32 and /128, LPM tries
-// for the rest), the port sets they point at, and the rule texts events
-// name. A pure function of the IR; the backend serialises it, the enforcer
-// (enforcers/linux/ebpf.cc) loads it.
+// for the rest), the port sets they point at, the unix socket names, and
+// the rule texts events name. A pure function of the IR; the backend
+// serialises it, the enforcer (enforcers/linux/ebpf.cc) loads it.
 #pragma once
 
 #include <array>
@@ -45,19 +45,36 @@ struct DomainGrant {
   ir::NetDecision allow;
 };
 
+// A unix socket name a rule names: granted, or refused by a deny rule (a
+// deny overrides every allow). Names no rule names are not loaded: a miss
+// refuses with "no rule matched".
+struct UnixName {
+  bool abstract = false;
+  std::string name;  // a path, or an abstract name without the '@'
+  bool allow = false;
+  uint32_t rule = 0;  // !allow: the first deny rule naming it (UnixRuleId)
+};
+
 struct MapContents {
   std::vector<PortSetSegments> portsets;  // [0] is the empty set
   std::vector<Cidr> exact;                // /32 and /128: the HASH maps
   std::vector<Cidr> prefixes;             // the LPM tries
   std::vector<std::string> rules;         // [id]: the rule's text; [0] = ""
   std::vector<DomainGrant> domains;
+  std::vector<UnixName> unix_names;  // paths first, each kind sorted
 };
 
-// Builds the maps of `net`'s egress partition. Fails (false, B3002 in
-// `sink`) on a deny by domain, a piece whose ports need more than
-// WARD_MAX_SEGMENTS segments, more than WARD_MAX_PORTSETS port sets, or more
-// deny rules than WARD_MAX_RULE_TEXTS / 2. `rules` holds the texts of the
-// deny rules only (the only ones events name); others are "".
+// The id events give `net.unix_rules[index]`: unix rules are numbered after
+// the address rules (`net.rules`, whose ids are 1-based indexes).
+uint32_t UnixRuleId(const ir::NetRules& net, size_t index);
+
+// Builds the maps of `net`'s egress partition and unix socket rules. Fails
+// (false, B3002 in `sink`) on a deny by domain, a piece whose ports need
+// more than WARD_MAX_SEGMENTS segments, more than WARD_MAX_PORTSETS port
+// sets, more deny rules than WARD_MAX_RULE_TEXTS / 2, or more unix names
+// than WARD_MAX_UNIX_NAMES / 2. `rules` holds the texts of the deny rules
+// only (the only ones events name); others are "". A path longer than
+// sun_path (108 bytes) is not loaded: no process can connect to it by path.
 bool BuildMaps(const ir::NetRules& net, MapContents* out, DiagnosticSink& sink);
 
 // The entry for one address that allowed names resolved to: the address's
@@ -71,5 +88,7 @@ std::string MapsToJson(const std::string& policy, const MapContents& maps);
 
 // "deny tcp to 10.0.0.0/8 port 22": one rule as events name it.
 std::string RuleText(const ir::FlatRule& rule);
+// "deny unix \"/run/docker.sock\"", "allow unix \"@name\"".
+std::string RuleText(const ir::UnixRule& rule);
 
 }  // namespace ward::backend::ebpf

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -59,6 +60,12 @@ bool ValidPolicyName(const std::string& name) {
   return true;
 }
 
+// The unix hooks (kernel 6.7) by their uapi numbers (enum bpf_attach_type):
+// the system's headers and libbpf 1.1 predate them, so libbpf knows neither
+// the section names nor the attach types.
+constexpr auto kCgroupUnixConnect = static_cast<bpf_attach_type>(49);
+constexpr auto kCgroupUnixSendmsg = static_cast<bpf_attach_type>(50);
+
 // The cgroup programs, their pinned link names, in attach order.
 struct Hook {
   const char* link;
@@ -70,6 +77,8 @@ const Hook kHooks[] = {
     {"link_connect6", [](ward_bpf* s) { return s->progs.ward_connect6; }},
     {"link_sendmsg4", [](ward_bpf* s) { return s->progs.ward_sendmsg4; }},
     {"link_sendmsg6", [](ward_bpf* s) { return s->progs.ward_sendmsg6; }},
+    {"link_connect_unix", [](ward_bpf* s) { return s->progs.ward_connect_unix; }},
+    {"link_sendmsg_unix", [](ward_bpf* s) { return s->progs.ward_sendmsg_unix; }},
     {"link_egress", [](ward_bpf* s) { return s->progs.ward_egress; }},
 };
 
@@ -110,7 +119,8 @@ bool ClearAll(ward_bpf* s, uint32_t gen, std::string* error) {
          ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.v6_dom), 0, gen, error) &&
          ClearGeneration<ward_v4_lpm_key>(bpf_map__fd(s->maps.v4_lpm), 4, gen, error) &&
          ClearGeneration<ward_v6_lpm_key>(bpf_map__fd(s->maps.v6_lpm), 4, gen, error) &&
-         ClearGeneration<ward_rule_key>(bpf_map__fd(s->maps.rules), 0, gen, error);
+         ClearGeneration<ward_rule_key>(bpf_map__fd(s->maps.rules), 0, gen, error) &&
+         ClearGeneration<ward_unix_key>(bpf_map__fd(s->maps.unix_names), 0, gen, error);
 }
 
 ward_entry ToEntry(const eb::Entry& e) {
@@ -163,7 +173,22 @@ bool WriteCidr(ward_bpf* s, uint32_t gen, const eb::Cidr& c, bool exact, std::st
   return true;
 }
 
-// Writes one generation: port sets, rule texts, exact entries, prefixes.
+bool WriteUnixName(ward_bpf* s, uint32_t gen, const eb::UnixName& u, std::string* error) {
+  ward_unix_key k{};
+  k.generation = gen;
+  k.abstract = u.abstract ? 1 : 0;
+  k.len = static_cast<uint8_t>(u.name.size());
+  std::memcpy(k.name, u.name.data(), u.name.size());  // BuildMaps: at most WARD_UNIX_NAME
+  const uint32_t verdict = u.allow ? WARD_ALLOW : u.rule;
+  if (bpf_map_update_elem(bpf_map__fd(s->maps.unix_names), &k, &verdict, BPF_ANY) != 0) {
+    *error = Errno("writing a unix socket name", errno);
+    return false;
+  }
+  return true;
+}
+
+// Writes one generation: port sets, rule texts, exact entries, prefixes,
+// unix names.
 bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::string* error) {
   for (size_t i = 0; i < m.portsets.size(); ++i) {
     if (!WritePortSet(s, gen, i, m.portsets[i], error)) return false;
@@ -183,6 +208,9 @@ bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::st
   }
   for (const eb::Cidr& c : m.prefixes) {
     if (!WriteCidr(s, gen, c, false, error)) return false;
+  }
+  for (const eb::UnixName& u : m.unix_names) {
+    if (!WriteUnixName(s, gen, u, error)) return false;
   }
   return true;
 }
@@ -270,6 +298,14 @@ bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error) {
   if (!skel->s) {
     *error = Errno("opening the BPF object", errno);
     return false;
+  }
+  for (auto [prog, type] : {std::pair{skel->s->progs.ward_connect_unix, kCgroupUnixConnect},
+                            std::pair{skel->s->progs.ward_sendmsg_unix, kCgroupUnixSendmsg}}) {
+    if (bpf_program__set_type(prog, BPF_PROG_TYPE_CGROUP_SOCK_ADDR) != 0 ||
+        bpf_program__set_expected_attach_type(prog, type) != 0) {
+      *error = Errno(std::string("setting the type of ") + bpf_program__name(prog), errno);
+      return false;
+    }
   }
   bpf_map* map;
   bpf_object__for_each_map(map, skel->s->obj) {
@@ -457,6 +493,13 @@ std::string EbpfPinDir(const std::string& policy) { return std::string(kWardDir)
 bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
                const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,
                EbpfApplyResult* result, std::string* error) {
+  return EbpfApply(policy, cgroup, resolved, EbpfApplyOptions{}, sink, result, error);
+}
+
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
+               const std::vector<backend::ResolvedAddress>& resolved,
+               const EbpfApplyOptions& options, DiagnosticSink& sink, EbpfApplyResult* result,
+               std::string* error) {
   *result = {};
   if (!ValidPolicyName(policy.name)) {
     *error = "policy name '" + policy.name + "' cannot name a bpffs directory";
@@ -499,9 +542,12 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
   // The target generation may hold leftovers of an interrupted apply.
   ok = ok && ClearAll(skel.s, gen, error) && FillGeneration(skel.s, gen, maps, error);
   for (const TimedCidr& t : timed) ok = ok && WriteTimed(skel.s, gen, t, error);
+  const bool abstract_open =
+      options.abstract_unix_by_landlock && policy.network.unix_abstract.empty();
   if (ok) {
-    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id,
-                     timed.empty() ? 0u : WARD_CFG_DOMAINS, 0};
+    const uint32_t flags = (timed.empty() ? 0u : WARD_CFG_DOMAINS) |
+                           (abstract_open ? WARD_CFG_UNIX_ABSTRACT_OPEN : 0u);
+    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id, flags, 0};
     if (applied) {
       // The one step that changes what is enforced.
       ok = WriteConfig(skel.s, next, error) && UpdateLinks(skel.s, dir, error);
@@ -532,6 +578,8 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
   }
   result->generation = gen;
   result->entries = maps.exact.size() + maps.prefixes.size() + timed.size();
+  result->unix_names = maps.unix_names.size();
+  result->abstract_unix_open = abstract_open;
   result->replaced = applied;
   return true;
 }
@@ -685,6 +733,22 @@ std::string FormatEbpfEvent(const void* event, const std::string& rule_text) {
     return "socket(" + fam + ", " + std::to_string(type) + ", " + std::to_string(ev.sock_proto) +
            ") denied (no rule grants this socket type)";
   }
+  if (ev.family == WARD_FAMILY_UNIX) {
+    const size_t len = std::min<size_t>(ev.unix_len, sizeof ev.unix_name);
+    std::string name = ev.unix_abstract ? "@" : "";
+    for (size_t i = 0; i < len; ++i) {
+      const auto c = static_cast<unsigned char>(ev.unix_name[i]);
+      if (c < 0x20 || c >= 0x7f || c == '\\') {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        name += hex;
+      } else {
+        name += static_cast<char>(c);
+      }
+    }
+    return std::string(ev.hook == WARD_HOOK_SENDMSG ? "sendmsg" : "connect") + " to unix:" + name +
+           " denied (" + reason + ")";
+  }
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(ev.family == 6 ? AF_INET6 : AF_INET, ev.addr, buf, sizeof buf);
   std::string addr = ev.family == 6 ? "[" + std::string(buf) + "]" : std::string(buf);
@@ -753,8 +817,12 @@ class Ebpf final : public NetworkEnforcer {
     const std::vector<backend::ResolvedAddress> resolved =
         ResolveDomainGrants(policy, options.dns, sink);
     *next_seconds = RefreshSeconds(resolved, options.dns);
+    // A refresh keeps who decides abstract unix names (for the same policy,
+    // the flag is set iff the apply asked for it).
+    EbpfApplyOptions ebpf_options;
+    ebpf_options.abstract_unix_by_landlock = (cfg.flags & WARD_CFG_UNIX_ABSTRACT_OPEN) != 0;
     EbpfApplyResult r;
-    return EbpfApply(policy, *cg, resolved, sink, &r, error);
+    return EbpfApply(policy, *cg, resolved, ebpf_options, sink, &r, error);
   }
   bool Remove(const std::string& policy, bool* removed, std::string* error) const override {
     return EbpfRemove(policy, removed, error);

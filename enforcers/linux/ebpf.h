@@ -1,6 +1,6 @@
 // The ebpf enforcer (backends/ebpf/README.md): Ward's BPF program set
 // loaded through its libbpf skeleton, its maps filled with a policy's egress
-// partition, attached to a cgroup v2 directory with links, and links and
+// partition and unix socket names, attached to a cgroup v2 directory with links, and links and
 // maps pinned under /sys/fs/bpf/ward/<policy>/ so that enforcement outlives
 // the process that applied it.
 #pragma once
@@ -19,15 +19,32 @@ namespace ward::enforce {
 // /sys/fs/bpf/ward/<policy>
 std::string EbpfPinDir(const std::string& policy);
 
-struct EbpfApplyResult {
-  uint32_t generation = 0;  // the generation now active
-  size_t entries = 0;       // address entries written (exact + prefixes)
-  bool replaced = false;    // a previous generation was replaced
+struct EbpfApplyOptions {
+  // For `ward run`, which scopes abstract unix sockets with Landlock
+  // (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: the workload reaches the abstract
+  // sockets it created itself, and no other). When set and the policy
+  // grants no abstract name (`policy.network.unix_abstract` is empty), the
+  // programs let every abstract address through and leave it to that scope;
+  // they still decide paths. When the policy grants an abstract name, the
+  // programs decide abstract names (Landlock cannot scope them one by one).
+  bool abstract_unix_by_landlock = false;
 };
 
-// Enforces `policy`'s egress on `cgroup`. First apply: loads the programs,
-// fills generation 0, attaches (links: BPF_F_ALLOW_MULTI semantics, so a
-// descendant can add programs but never remove or override these) and pins.
+struct EbpfApplyResult {
+  uint32_t generation = 0;          // the generation now active
+  size_t entries = 0;               // address entries written (exact + prefixes)
+  size_t unix_names = 0;            // unix socket names written
+  bool abstract_unix_open = false;  // abstract addresses are let through (see the option)
+  bool replaced = false;            // a previous generation was replaced
+};
+
+// Enforces `policy`'s egress and unix socket rules on `cgroup` (kernel 6.7
+// or later: the unix hooks). A unix path is matched byte for byte as the
+// process spelled it, an abstract name exactly; a name no rule grants is
+// refused (EPERM), also one the workload bound itself. First apply: loads
+// the programs, fills generation 0, attaches (links: BPF_F_ALLOW_MULTI
+// semantics, so a descendant can add programs but never remove or override
+// these) and pins.
 // Re-apply: fills the inactive generation of the pinned maps, flips the
 // generation once, moves the pinned links onto the freshly loaded programs,
 // and destroys the TCP connections the new generation refuses. All or
@@ -36,6 +53,14 @@ struct EbpfApplyResult {
 // `resolved`: the answers for the policy's domain grants
 // (ResolveDomainGrants), as exact entries; they do not expire in the maps:
 // a refresh re-applies (RefreshDomains), as `ward apply --refresh` does.
+// The option is part of the flipped state: a re-apply changes it at the
+// flip, atomically.
+bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
+               const std::vector<backend::ResolvedAddress>& resolved,
+               const EbpfApplyOptions& options, DiagnosticSink& sink, EbpfApplyResult* result,
+               std::string* error);
+// The same with the default options (`ward apply`: the programs decide
+// paths and abstract names).
 bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
                const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,
                EbpfApplyResult* result, std::string* error);
@@ -57,7 +82,8 @@ class EbpfEventReader {
   // Opens the pinned ring buffer and rule texts of `policy`.
   static std::unique_ptr<EbpfEventReader> Open(const std::string& policy, std::string* error);
   // Waits up to `timeout_ms` for events and appends one line per denial:
-  // "connect to 203.0.113.9:443 denied (no rule matched)".
+  // "connect to 203.0.113.9:443 denied (no rule matched)",
+  // "sendmsg to unix:@name denied (rule 4: deny unix \"@name\")".
   bool Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error);
 
  private:
@@ -67,7 +93,9 @@ class EbpfEventReader {
 };
 
 // One event (struct ward_event, bpf/ward_ebpf.h) as a line; `rule_text` is
-// the text of its rule, when it has one.
+// the text of its rule, when it has one. A unix name is printed as
+// "unix:/path" or "unix:@name", bytes outside printable ASCII (and `\`) as
+// \xNN.
 std::string FormatEbpfEvent(const void* event, const std::string& rule_text);
 
 // The `ward apply -t ebpf` adapter (enforcer.h): cgroup targets only.

@@ -357,7 +357,13 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     cg.id = plan->cgroup.v2_id;
     EbpfApplyResult result;
     DiagnosticSink net_sink;
-    const bool ok = EbpfApply(net, cg, plan->resolved, net_sink, &result, error);
+    // Abstract unix sockets: Landlock's scope gives the exact semantics
+    // (sockets the workload created itself stay reachable) when the policy
+    // grants none; the programs decide them otherwise, and paths always.
+    EbpfApplyOptions ebpf_options;
+    ebpf_options.abstract_unix_by_landlock = true;
+    const bool ok =
+        EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
     for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
     if (!ok) {
       *error = "network: " +

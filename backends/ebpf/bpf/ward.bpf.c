@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Ward's egress enforcement for one cgroup v2 tree (backends/ebpf/README.md).
- * Every hook decides by the same lookup: the active generation from
+ * Every inet hook decides by the same lookup: the active generation from
  * `config`, the address in the domain map while its answer has not expired,
  * else in the exact HASH map, else in the LPM trie of the
- * partition's prefixes, then the port set of the protocol. A miss refuses. */
+ * partition's prefixes, then the port set of the protocol. The unix hooks
+ * look the socket's name up in `unix_names`. A miss refuses. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -110,7 +111,17 @@ struct {
   __type(value, __u32);
 } egress_socks SEC(".maps");
 
+/* Unix socket names: granted, or refused by a deny rule (for events). */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_UNIX_NAMES);
+  __type(key, struct ward_unix_key);
+  __type(value, __u32);
+} unix_names SEC(".maps");
+
 extern int bpf_sock_destroy(struct sock_common* sk) __ksym;
+extern void* bpf_cast_to_kern_ctx(void* obj) __ksym;
 
 struct verdict {
   __u32 allow;
@@ -296,6 +307,81 @@ int ward_sendmsg4(struct bpf_sock_addr* ctx) { return addr4(ctx, WARD_HOOK_SENDM
 
 SEC("cgroup/sendmsg6")
 int ward_sendmsg6(struct bpf_sock_addr* ctx) { return addr6(ctx, WARD_HOOK_SENDMSG); }
+
+/* offsetof(struct sockaddr_un, sun_path) */
+#define SUN_PATH_OFFSET 2
+
+/* Refuses a unix address, with an event naming it. */
+static __always_inline int refuse_unix(__u32 gen, __u8 hook, const struct ward_unix_key* k,
+                                       __u32 rule) {
+  struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+  if (!ev) return 0;
+  __builtin_memset(ev, 0, sizeof(*ev));
+  ev->generation = gen & 1;
+  ev->pid = bpf_get_current_pid_tgid() >> 32;
+  ev->rule = rule;
+  ev->hook = hook;
+  ev->family = WARD_FAMILY_UNIX;
+  ev->unix_abstract = k->abstract;
+  ev->unix_len = k->len;
+  __builtin_memcpy(ev->unix_name, k->name, WARD_UNIX_NAME);
+  bpf_ringbuf_submit(ev, 0);
+  return 0;
+}
+
+/* connect() and sendmsg() with an address on an AF_UNIX socket. The kernel
+ * has validated the address (sun_family, 2 < uaddrlen <= 110) and copied it
+ * into its own buffer, which is what it resolves after us: no TOCTOU. A
+ * path is compared byte for byte as the process spelled it (relative paths,
+ * symlinks, `..` or `//` match only a rule that names them so: none does);
+ * the bytes after its first NUL are ignored, as the kernel ignores them. */
+static __always_inline int unix_addr(struct bpf_sock_addr* ctx, __u8 hook) {
+  __u32 zero = 0;
+  struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
+  if (!c) return 0;
+  const __u32 gen = c->generation & 1;
+  struct ward_unix_key k;
+  __builtin_memset(&k, 0, sizeof(k));
+  k.generation = gen;
+  struct bpf_sock_addr_kern* sa = bpf_cast_to_kern_ctx(ctx);
+  const char* sun_path = (const char*)sa->uaddr + SUN_PATH_OFFSET;
+  /* 64-bit, so that the bounds checked are those of the register passed. */
+  __u64 n = (__u64)sa->uaddrlen - SUN_PATH_OFFSET;
+  if (n < 1 || n > WARD_UNIX_NAME) return refuse_unix(gen, hook, &k, 0);
+  if (bpf_probe_read_kernel(k.name, n, sun_path)) return refuse_unix(gen, hook, &k, 0);
+  if (k.name[0] == 0) {
+    k.abstract = 1;
+    if (c->flags & WARD_CFG_UNIX_ABSTRACT_OPEN) return 1;
+    /* The name: every byte after the leading NUL. */
+    __u64 len = n - 1;
+    if (len > WARD_UNIX_NAME - 1) return refuse_unix(gen, hook, &k, 0);
+    __builtin_memset(k.name, 0, sizeof(k.name));
+    if (len && bpf_probe_read_kernel(k.name, len, sun_path + 1))
+      return refuse_unix(gen, hook, &k, 0);
+    k.len = len;
+  } else {
+    /* Up to the first NUL; what follows it is zeroed (branch free). */
+    __u32 keep = 1, len = 0;
+#pragma unroll
+    for (int i = 0; i < WARD_UNIX_NAME; i++) {
+      keep &= ((__u32)(__u8)k.name[i] + 255) >> 8;
+      k.name[i] = (char)((__u8)k.name[i] * keep);
+      len += keep;
+    }
+    k.len = len;
+  }
+  __u32* v = bpf_map_lookup_elem(&unix_names, &k);
+  if (v && *v == WARD_ALLOW) return 1;
+  return refuse_unix(gen, hook, &k, v ? *v : 0);
+}
+
+/* Sockets without an address (socketpair, an accepted connection, a
+ * connected socket's send) never reach these hooks. */
+SEC("cgroup/connect_unix")
+int ward_connect_unix(struct bpf_sock_addr* ctx) { return unix_addr(ctx, WARD_HOOK_CONNECT); }
+
+SEC("cgroup/sendmsg_unix")
+int ward_sendmsg_unix(struct bpf_sock_addr* ctx) { return unix_addr(ctx, WARD_HOOK_SENDMSG); }
 
 /* TCP (stream, protocol 0 or TCP), UDP (datagram, 0 or UDP) and ping
  * sockets (datagram, ICMP / ICMPv6) only: raw, SCTP, MPTCP, UDP-Lite and

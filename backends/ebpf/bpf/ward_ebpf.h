@@ -31,6 +31,9 @@ typedef uint64_t ward_u64;
 #define WARD_ALLOW 0x80000000u
 /* Address entries (both generations together) per map. */
 #define WARD_MAX_ENTRIES (1u << 20)
+/* Unix socket names (both generations together); the bytes of sun_path. */
+#define WARD_MAX_UNIX_NAMES (1u << 16)
+#define WARD_UNIX_NAME 108
 
 struct ward_config {
   ward_u32 generation;   /* 0 or 1: the generation every program decides by */
@@ -41,6 +44,9 @@ struct ward_config {
 };
 /* The `*_dom` maps hold entries: programs look there first. */
 #define WARD_CFG_DOMAINS 1u
+/* Abstract unix addresses are let through: another layer (ward run's
+ * Landlock scope) decides them. */
+#define WARD_CFG_UNIX_ABSTRACT_OPEN 2u
 
 /* One port range of a port set: allowed, or refused by `rule` (1-based index
  * into the policy's network rules; 0: no rule matched). Ports in no segment
@@ -103,6 +109,19 @@ struct ward_rule_text {
   char text[WARD_RULE_TEXT];
 };
 
+/* A unix socket name (HASH `unix_names`) -> a __u32 verdict: WARD_ALLOW,
+ * or the id of the deny rule refusing it. A path is the bytes of sun_path up
+ * to the first NUL, exactly as the process passed them; an abstract name is
+ * the `len` bytes after sun_path's leading NUL (NULs included). Zero
+ * padded, so equal names have equal keys. */
+struct ward_unix_key {
+  ward_u32 generation;
+  ward_u8 abstract;
+  ward_u8 len;
+  ward_u16 pad;
+  char name[WARD_UNIX_NAME];
+};
+
 enum ward_hook {
   WARD_HOOK_CONNECT = 1,
   WARD_HOOK_SENDMSG = 2,
@@ -116,7 +135,8 @@ struct ward_event {
   ward_u32 pid;
   ward_u32 rule;  /* 0: no rule matched */
   ward_u8 hook;   /* enum ward_hook */
-  ward_u8 family; /* 4 or 6 (the decision's family: a mapped address is 4) */
+  ward_u8 family; /* 4 or 6 (the decision's family: a mapped address is 4),
+                     or WARD_FAMILY_UNIX */
   ward_u8 proto;  /* IPPROTO_TCP / _UDP / _ICMP (ICMPv6 reported as ICMP) */
   ward_u8 pad;
   ward_u16 port; /* host order */
@@ -124,6 +144,12 @@ struct ward_event {
   ward_u32 sock_type;  /* WARD_HOOK_SOCKET: the refused socket's family << 16 | type */
   ward_u32 sock_proto; /* WARD_HOOK_SOCKET: its protocol */
   ward_u8 addr[16];    /* v4 in the first 4 bytes */
+  /* WARD_FAMILY_UNIX: the name connected or sent to, as in ward_unix_key. */
+  ward_u8 unix_abstract;
+  ward_u8 unix_len;
+  ward_u16 pad3;
+  char unix_name[WARD_UNIX_NAME];
 };
+#define WARD_FAMILY_UNIX 1 /* AF_UNIX */
 
 #endif /* WARD_EBPF_H_ */

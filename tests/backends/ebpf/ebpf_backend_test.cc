@@ -86,5 +86,61 @@ TEST_CASE("ebpf: ingress rules are reported as unenforced") {
   CHECK(c->Diagnostics().find("B3001") != std::string::npos);
 }
 
+TEST_CASE("ebpf artifact: unix socket names, deny over allow, rule ids after the address rules") {
+  auto c = CompileWith(B(), R"(policy p {
+  network {
+    allow tcp to 10.0.0.0/8 port 443
+    allow unix "/run/app.sock", "@bus", "/run/docker.sock"
+    deny unix "/run/docker.sock", "@other"
+  }
+})");
+  REQUIRE(c->result.ok);
+  const std::string& json = c->Artifact("p.ebpf.json");
+  CHECK(json.find(R"("unix": "ebpf")") != std::string::npos);
+  CHECK(json.find(R"("cgroup/connect_unix",)") != std::string::npos);
+  CHECK(json.find(R"("cgroup/sendmsg_unix",)") != std::string::npos);
+  // Address rule 1, then the unix rules' sockets: 2, 3, 4 (allow), 5, 6 (deny).
+  CHECK(json.find(R"(  "unix": [
+    {
+      "name": "/run/app.sock",
+      "allow": true
+    },
+    {
+      "name": "/run/docker.sock",
+      "allow": false,
+      "rule": 5
+    },
+    {
+      "name": "@bus",
+      "allow": true
+    },
+    {
+      "name": "@other",
+      "allow": false,
+      "rule": 6
+    }
+  ]
+})") != std::string::npos);
+  CHECK(json.find(R"("text": "deny unix \"/run/docker.sock\"")") != std::string::npos);
+  CHECK(json.find(R"("text": "deny unix \"@other\"")") != std::string::npos);
+  CHECK(c->Diagnostics().find(
+            "warning[B3002]: ebpf decides unix sockets by name only (it sees no bind): a socket "
+            "the workload binds itself is refused like any other unless a rule grants it (lost: "
+            "connecting to its own sockets)") != std::string::npos);
+  CHECK(c->Diagnostics().find("does not enforce unix sockets") == std::string::npos);
+}
+
+TEST_CASE("ebpf: a policy without unix rules refuses every unix socket, and says so") {
+  auto c = CompileWith(B(), R"(policy p {
+  network {
+    allow tcp to 10.0.0.0/8 port 443
+  }
+})");
+  REQUIRE(c->result.ok);
+  CHECK(c->Artifact("p.ebpf.json").find(R"("unix": [])") != std::string::npos);
+  CHECK(c->Diagnostics().find("warning[B3002]: ebpf decides unix sockets by name only") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace ward::test
