@@ -322,6 +322,21 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   int exec_err = 0;
   plan->path = FindExecutable(argv[0], plan->env, &exec_err);
 
+  // The unix layer matches a socket path as the workload spells it: a
+  // workload that may create entries next to a granted socket could put a
+  // symbolic link there to any other socket.
+  for (const ir::UnixRule& u : policy.network.unix_rules) {
+    if (!u.allow || u.abstract || u.name.empty() || u.name.front() != '/') continue;
+    const std::string parent = u.name.substr(0, std::max<size_t>(u.name.rfind('/'), 1));
+    if (policy.filesystem.Decide(parent + "/.ward-probe", ir::FsRight::kWrite, plan->home).allow) {
+      sink.Warning(Code::kCannotExpress, u.span,
+                   "the workload may write " + parent + ", so it could replace " + u.name +
+                       " with a link to another socket, which the unix layer would then let "
+                       "it reach",
+                   "grant sockets in folders the workload cannot write");
+    }
+  }
+
   // 1. cgroup.
   if (!PlanRunCgroup(policy.limits, plan->run_id, &plan->cgroup, error)) {
     *error = "cgroup: " + *error;
@@ -362,8 +377,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // grants none; the programs decide them otherwise, and paths always.
     EbpfApplyOptions ebpf_options;
     ebpf_options.abstract_unix_by_landlock = true;
-    const bool ok =
-        EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
+    const bool ok = EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
     for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
     if (!ok) {
       *error = "network: " +
