@@ -8,7 +8,6 @@
 
 #include "cli/commands.h"
 #include "cli/load.h"
-#include "compiler/ir_json.h"
 #include "enforcers/run/run.h"
 
 namespace ward::cli {
@@ -37,8 +36,15 @@ int RunRun(const RunFlags& flags) {
   enforce::RunOptions options;
   options.home = flags.home;
   options.dns.servers = flags.dns_servers;
-  options.policy_hash = Sha256(std::string("ward ") + WARD_VERSION + "\n" +
-                               ir::ToJson(loaded->ir, loaded->sources).dump());
+  // The key of the caches (seccomp filter, loaded programs): the texts the
+  // policy was read from and the policy chosen, which fix its IR; hashing
+  // the IR itself would cost more than the rest of the start-up.
+  std::string key = std::string("ward ") + WARD_VERSION + "\npolicy " + loaded->ir.name + "\n";
+  for (size_t i = 0; i < loaded->sources.size(); ++i) {
+    const SourceFile& f = loaded->sources.file(static_cast<FileId>(i));
+    key += f.real_path + "\n" + std::to_string(f.text.size()) + "\n" + f.text;
+  }
+  options.policy_hash = Sha256(key);
   options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
   std::string error;
   enforce::RunPlanPtr plan =

@@ -66,20 +66,25 @@ bool ValidPolicyName(const std::string& name) {
 constexpr auto kCgroupUnixConnect = static_cast<bpf_attach_type>(49);
 constexpr auto kCgroupUnixSendmsg = static_cast<bpf_attach_type>(50);
 
-// The cgroup programs, their pinned link names, in attach order.
+// The cgroup programs, their pinned link names and attach types, in attach
+// order.
 struct Hook {
   const char* link;
+  bpf_attach_type type;
   bpf_program* (*prog)(ward_bpf*);
 };
 const Hook kHooks[] = {
-    {"link_sock_create", [](ward_bpf* s) { return s->progs.ward_sock_create; }},
-    {"link_connect4", [](ward_bpf* s) { return s->progs.ward_connect4; }},
-    {"link_connect6", [](ward_bpf* s) { return s->progs.ward_connect6; }},
-    {"link_sendmsg4", [](ward_bpf* s) { return s->progs.ward_sendmsg4; }},
-    {"link_sendmsg6", [](ward_bpf* s) { return s->progs.ward_sendmsg6; }},
-    {"link_connect_unix", [](ward_bpf* s) { return s->progs.ward_connect_unix; }},
-    {"link_sendmsg_unix", [](ward_bpf* s) { return s->progs.ward_sendmsg_unix; }},
-    {"link_egress", [](ward_bpf* s) { return s->progs.ward_egress; }},
+    {"link_sock_create", BPF_CGROUP_INET_SOCK_CREATE,
+     [](ward_bpf* s) { return s->progs.ward_sock_create; }},
+    {"link_connect4", BPF_CGROUP_INET4_CONNECT, [](ward_bpf* s) { return s->progs.ward_connect4; }},
+    {"link_connect6", BPF_CGROUP_INET6_CONNECT, [](ward_bpf* s) { return s->progs.ward_connect6; }},
+    {"link_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, [](ward_bpf* s) { return s->progs.ward_sendmsg4; }},
+    {"link_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, [](ward_bpf* s) { return s->progs.ward_sendmsg6; }},
+    {"link_connect_unix", kCgroupUnixConnect,
+     [](ward_bpf* s) { return s->progs.ward_connect_unix; }},
+    {"link_sendmsg_unix", kCgroupUnixSendmsg,
+     [](ward_bpf* s) { return s->progs.ward_sendmsg_unix; }},
+    {"link_egress", BPF_CGROUP_INET_EGRESS, [](ward_bpf* s) { return s->progs.ward_egress; }},
 };
 
 struct Skel {
@@ -489,6 +494,21 @@ bool IsApplied(const std::string& dir) {
 }  // namespace
 
 std::string EbpfPinDir(const std::string& policy) { return std::string(kWardDir) + "/" + policy; }
+
+std::vector<std::pair<std::string, int>> EbpfHookLinks() {
+  std::vector<std::pair<std::string, int>> out;
+  for (const Hook& h : kHooks) out.emplace_back(h.link, static_cast<int>(h.type));
+  return out;
+}
+
+std::string EbpfObjectIdentity() {
+  size_t size = 0;
+  const void* bytes = ward_bpf__elf_bytes(&size);
+  char hex[17];
+  snprintf(hex, sizeof(hex), "%016zx",
+           std::hash<std::string_view>{}(std::string_view(static_cast<const char*>(bytes), size)));
+  return hex;
+}
 
 bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
                const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,

@@ -19,6 +19,12 @@ namespace ward::enforce {
 // /sys/fs/bpf/ward/<policy>
 std::string EbpfPinDir(const std::string& policy);
 
+// The cgroup hooks: each pinned link's file name and its attach type.
+std::vector<std::pair<std::string, int>> EbpfHookLinks();
+// A short hex identity of the BPF object this ward carries: programs loaded
+// by another build are never reused for it.
+std::string EbpfObjectIdentity();
+
 struct EbpfApplyOptions {
   // For `ward run`, which scopes abstract unix sockets with Landlock
   // (LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET: the workload reaches the abstract
@@ -64,6 +70,19 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
 bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
                const std::vector<backend::ResolvedAddress>& resolved, DiagnosticSink& sink,
                EbpfApplyResult* result, std::string* error);
+
+// ward run's network layer for a policy with no names to resolve
+// (ebpf_shared.cc): the programs and filled maps of the policy whose hash is
+// `key` are loaded once and kept pinned under /sys/fs/bpf/ward/cache-<key>-
+// <object identity>/; each run links them to its own cgroup, with the links
+// pinned under EbpfPinDir(run_name) (EbpfRemove(run_name) takes them away;
+// the cache stays). Runs of one policy share its maps and its event ring
+// buffer. `lock_file` serialises the creation of a cache entry.
+// *cache_hit: whether the programs were there already.
+bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cgroup& cgroup,
+                      const EbpfApplyOptions& options, const std::string& run_name,
+                      const std::string& lock_file, DiagnosticSink& sink, bool* cache_hit,
+                      std::string* error);
 
 // Detaches every link (even if another process holds an fd to it) and
 // removes the pinned directory. *removed: whether anything was there.

@@ -45,6 +45,7 @@ struct RunPlan {
   // Step 2.
   std::vector<backend::ResolvedAddress> resolved;
   bool ebpf_applied = false;
+  std::string ebpf_source;
   // Step 3.
   backend::landlock::Ruleset ruleset;
   PreparedLandlock landlock;
@@ -249,6 +250,15 @@ std::vector<backend::ResolvedAddress> ResolveConcurrently(const ir::Policy& poli
   return out;
 }
 
+bool HasNamesToResolve(const ir::Policy& policy) {
+  for (const auto* domains : {&policy.network.egress_domains, &policy.network.ingress_domains}) {
+    for (const auto& [pattern, entry] : *domains) {
+      if (pattern.rfind("*.", 0) != 0 && !entry.allow.empty()) return true;
+    }
+  }
+  return false;
+}
+
 std::string HomeOf(const RunPlan& plan) {
   if (plan.options.home) return *plan.options.home;
   const uid_t uid = plan.process.set_user ? plan.process.uid : getuid();
@@ -377,7 +387,20 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // grants none; the programs decide them otherwise, and paths always.
     EbpfApplyOptions ebpf_options;
     ebpf_options.abstract_unix_by_landlock = true;
-    const bool ok = EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
+    // A policy without names to resolve has the same maps in every run:
+    // its programs are loaded once and only linked to each run's cgroup.
+    bool ok;
+    if (!HasNamesToResolve(policy) && !options.policy_hash.empty()) {
+      bool hit = false;
+      ok = EbpfAttachShared(policy, options.policy_hash.substr(0, 16), cg, ebpf_options,
+                            plan->net_policy, options.state_dir + "/ebpf-cache.lock", net_sink,
+                            &hit, error);
+      plan->ebpf_source = hit ? "programs loaded by an earlier run of this policy"
+                              : "programs loaded now and kept for later runs";
+    } else {
+      ok = EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
+      plan->ebpf_source = "programs loaded for this run (names resolved for it)";
+    }
     for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
     if (!ok) {
       *error = "network: " +
@@ -615,6 +638,15 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
   std::error_code ec;
+  // Programs cached by another build of ward are never used again.
+  const std::string identity = EbpfObjectIdentity().substr(0, 8);
+  for (const auto& entry : std::filesystem::directory_iterator(EbpfPinDir(""), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cache-", 0) != 0 || name.find("-" + identity) != std::string::npos) continue;
+    bool removed = false;
+    std::string e;
+    EbpfRemove(name, &removed, &e);
+  }
   for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("run-", 0) != 0) continue;

@@ -34,11 +34,13 @@ const bool kRoot = [] {
 
 // A policy whose workload may run /usr/bin tools, read /proc (to look at
 // itself) and write the scratch folder.
-std::string Policy(const std::string& extra_limits = "", const std::string& process = "") {
+std::string Policy(const std::string& name, const std::string& extra_limits = "",
+                   const std::string& process = "") {
   const std::string dir = ScratchDir();
   return R"(ward 1
 import "std/linux.ward"
-policy t extends linux-base {
+policy )" +
+         name + R"( extends linux-base {
   filesystem {
     allow read "/proc"
     allow read write ")" +
@@ -69,26 +71,41 @@ std::string Slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Every run directory ward run leaves: pins, cgroups, records.
-std::vector<std::string> Leftovers() {
+// What runs of policy `name` left: pins (run-<pid>-<name>), their
+// cgroups, records. Each test case uses its own policy name, so runs of
+// other programs on the host do not count.
+std::vector<std::string> Leftovers(const std::string& name) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator("/sys/fs/bpf/ward", ec)) {
-    if (e.path().filename().string().rfind("run-", 0) == 0) out.push_back(e.path());
-  }
   std::string error;
   const std::string v2 = enforce::CgroupV2Mount(&error);
-  for (const auto& e : fs::directory_iterator(v2 + "/ward", ec)) {
-    if (e.is_directory()) out.push_back(e.path());
+  const std::regex pin("run-([0-9]+)-" + name);
+  std::smatch m;
+  for (const auto& e : fs::directory_iterator("/sys/fs/bpf/ward", ec)) {
+    const std::string n = e.path().filename().string();
+    if (std::regex_match(n, m, pin)) out.push_back(e.path());
   }
-  for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) out.push_back(e.path());
+  for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) {
+    const std::string text = Slurp(e.path());
+    if (std::regex_search(text, m, std::regex("\\nebpf run-([0-9]+)-" + name + "\\n"))) {
+      out.push_back(e.path());
+      if (fs::exists(v2 + "/ward/run-" + m[1].str())) out.push_back(v2 + "/ward/run-" + m[1].str());
+    }
+  }
   return out;
+}
+
+// Gone, or a zombie nobody reaped yet (an orphan's new parent may be slow).
+bool Dead(pid_t pid) {
+  const std::string stat = Slurp("/proc/" + std::to_string(pid) + "/stat");
+  const size_t paren = stat.rfind(')');
+  return stat.empty() || (paren != std::string::npos && stat.compare(paren + 2, 1, "Z") == 0);
 }
 
 }  // namespace
 
 TEST_CASE("ward run: exit codes", "[root]") {
-  const std::string file = WriteTemp("codes.ward", Policy());
+  const std::string file = WriteTemp("codes.ward", Policy("rt-codes"));
   CHECK(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
   CHECK(Ward("run " + file + " -- /usr/bin/sh -c 'exit 3'", kStdEnv).status == 3);
   // Killed by SIGTERM: 128 + 15.
@@ -111,18 +128,19 @@ TEST_CASE("ward run: exit codes", "[root]") {
   r = Ward("run " + file + " --no-such-flag -- /usr/bin/true", kStdEnv);
   CHECK(r.status == 125);
   const std::string marker = ScratchDir() + "/ran";
-  const std::string disk = WriteTemp("disk.ward", Policy("disk 1GiB"));
+  const std::string disk = WriteTemp("disk.ward", Policy("rt-disk", "disk 1GiB"));
   r = Ward("run " + disk + " -- /usr/bin/touch " + marker, kStdEnv);
   CHECK(r.status == 125);
   CHECK(r.err.find("ward run: cgroup: disk: ward run has no scratch file system to bound") !=
         std::string::npos);
   CHECK(r.err.find("the command was not started") != std::string::npos);
   CHECK_FALSE(fs::exists(marker));
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-codes").empty());
 }
 
 TEST_CASE("ward run: what the workload sees of each layer", "[root]") {
-  const std::string file = WriteTemp("layers.ward", Policy("", "env allow [\"PATH\", \"LC_*\"]"));
+  const std::string file =
+      WriteTemp("layers.ward", Policy("rt-layers", "", "env allow [\"PATH\", \"LC_*\"]"));
   // A descriptor the caller leaves open without close-on-exec.
   const int fd = open("/dev/null", O_RDONLY);
   REQUIRE(fd >= 3);
@@ -153,7 +171,7 @@ TEST_CASE("ward run: what the workload sees of each layer", "[root]") {
 }
 
 TEST_CASE("ward run: limits are written into the run's cgroup and hold", "[root]") {
-  const std::string file = WriteTemp("limits.ward", Policy());
+  const std::string file = WriteTemp("limits.ward", Policy("rt-limits"));
   const std::string out = ScratchDir() + "/limits-out";
   // The pids limit: 16 processes; the 20 sleeps cannot all start.
   Run r = Ward(
@@ -167,8 +185,13 @@ TEST_CASE("ward run: limits are written into the run's cgroup and hold", "[root]
   for (int i = 0; i < 100 && record.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     std::error_code ec;
-    for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) record = Slurp(e.path());
-    if (record.find("\nv2 ") == std::string::npos) record.clear();
+    for (const auto& e : fs::directory_iterator("/run/ward/runs", ec)) {
+      const std::string text = Slurp(e.path());
+      if (text.find("-rt-limits\n") != std::string::npos &&
+          text.find("\nv2 ") != std::string::npos) {
+        record = text;
+      }
+    }
   }
   REQUIRE_FALSE(record.empty());
   std::smatch m;
@@ -190,11 +213,46 @@ TEST_CASE("ward run: limits are written into the run's cgroup and hold", "[root]
     CHECK(Slurp(m[1].str() + "/pids.max") == "16\n");
   }
   runner.join();
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-limits").empty());
+}
+
+TEST_CASE("ward run: programs are loaded once per policy, or per run when names resolve",
+          "[root]") {
+  const std::string file = WriteTemp("cache.ward", Policy("rt-cache"));
+  const auto caches = [] {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/sys/fs/bpf/ward", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.rfind("cache-", 0) == 0 && fs::exists(e.path() / "prog_connect4")) {
+        out.push_back(name);
+      }
+    }
+    return out;
+  };
+  REQUIRE(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  const std::vector<std::string> before = caches();
+  CHECK_FALSE(before.empty());
+  REQUIRE(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  CHECK(caches() == before);  // reused, not loaded again
+  CHECK(Leftovers("rt-cache").empty());
+
+  // A name to resolve: this run loads its own programs with the answers
+  // (none here: the server refuses), and removes them at the end.
+  const std::string named = WriteTemp(
+      "named.ward",
+      "import \"std/linux.ward\"\npolicy rt-named extends linux-base {\n  network {\n    allow tcp "
+      "to \"example.invalid\" port 443\n  }\n}\n");
+  Run r = Ward("run " + named + " --dns-server 127.0.0.1 -- /usr/bin/true", kStdEnv);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(r.err.find("warning[B3002]: \"example.invalid\" did not resolve") != std::string::npos);
+  CHECK(caches() == before);
+  CHECK(Leftovers("rt-named").empty());
 }
 
 TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
-  const std::string file = WriteTemp("timeout.ward", Policy("timeout 1s"));
+  const std::string file = WriteTemp("timeout.ward", Policy("rt-timeout", "timeout 1s"));
   const auto start = std::chrono::steady_clock::now();
   Run r = Ward("run " + file + " -- /usr/bin/sleep 30", kStdEnv);
   const auto took = std::chrono::steady_clock::now() - start;
@@ -202,11 +260,11 @@ TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
   CHECK(r.err.find("ward run: timeout: 1000 ms elapsed; the workload was killed") !=
         std::string::npos);
   CHECK(took < std::chrono::seconds(10));
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-timeout").empty());
 }
 
 TEST_CASE("ward run: signals sent to ward run reach the command", "[root]") {
-  const std::string file = WriteTemp("signals.ward", Policy());
+  const std::string file = WriteTemp("signals.ward", Policy("rt-signals"));
   const std::string ready = ScratchDir() + "/trap-ready";
   fs::remove(ready);
   const pid_t pid = fork();
@@ -229,11 +287,11 @@ TEST_CASE("ward run: signals sent to ward run reach the command", "[root]") {
   waitpid(pid, &status, 0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 7);
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-signals").empty());
 }
 
 TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]") {
-  const std::string file = WriteTemp("dry.ward", Policy());
+  const std::string file = WriteTemp("dry.ward", Policy("rt-dry"));
   Run r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
   INFO(r.err);
   CHECK(r.status == 0);
@@ -244,11 +302,11 @@ TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]")
         "   capabilities: every one dropped from every set\n", "5. seccomp: "}) {
     CHECK(r.out.find(line) != std::string::npos);
   }
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-dry").empty());
 }
 
 TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start", "[root]") {
-  const std::string file = WriteTemp("stale.ward", Policy());
+  const std::string file = WriteTemp("stale.ward", Policy("rt-stale"));
   const std::string ready = ScratchDir() + "/stale-ready";
   fs::remove(ready);
   const pid_t pid = fork();
@@ -273,7 +331,7 @@ TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start",
   // The command died with its supervisor (PDEATHSIG); the grandchild is
   // still there, in the run's cgroup, still under the pinned programs.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  const std::vector<std::string> left = Leftovers();
+  const std::vector<std::string> left = Leftovers("rt-stale");
   CHECK_FALSE(left.empty());
   std::string error;
   const std::string cgroup = enforce::CgroupV2Mount(&error) + "/ward/run-" + std::to_string(pid);
@@ -281,10 +339,13 @@ TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start",
   CHECK_FALSE(procs.empty());
   // The next run cleans up.
   CHECK(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
-  CHECK(Leftovers().empty());
+  CHECK(Leftovers("rt-stale").empty());
   CHECK_FALSE(fs::exists(cgroup));
   const pid_t grandchild = std::atoi(procs.c_str());
-  CHECK(kill(grandchild, 0) == -1);
+  for (int i = 0; i < 100 && !Dead(grandchild); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(Dead(grandchild));
 }
 
 }  // namespace ward::test

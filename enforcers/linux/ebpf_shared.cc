@@ -1,0 +1,167 @@
+// ward run's network layer without a verifier pass per run (ebpf.h,
+// EbpfAttachShared). Loading Ward's programs costs about a second and a half
+// of verification on this kernel; attaching loaded ones to a cgroup costs
+// microseconds. So the programs of one policy (by hash), with their filled
+// maps, are loaded once and kept pinned as a cache, and each run only links
+// them to its own cgroup.
+#include <bpf/bpf.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "enforcers/linux/ebpf.h"
+
+namespace ward::enforce {
+namespace {
+
+std::string Errno(const std::string& what, int err) { return what + ": " + std::strerror(err); }
+
+bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+std::string ProgPin(const std::string& link) {
+  return "prog" + link.substr(4);
+}  // link_x -> prog_x
+
+bool CacheComplete(const std::string& dir) {
+  if (!Exists(dir + "/ward_cfg")) return false;
+  for (const auto& [link, type] : EbpfHookLinks()) {
+    if (!Exists(dir + "/" + ProgPin(link))) return false;
+  }
+  return true;
+}
+
+void Unpin(const std::string& dir) {
+  for (const auto& [link, type] : EbpfHookLinks()) unlink((dir + "/" + link).c_str());
+  rmdir(dir.c_str());
+}
+
+// After a normal apply under the cache's name: pins every program next to
+// its maps and moves the links (attached to the first run's cgroup) to the
+// run's own folder.
+bool TurnIntoCache(const std::string& cache, const std::string& run, std::string* error) {
+  if (mkdir(run.c_str(), 0700) != 0) {
+    *error = Errno("creating " + run, errno);
+    return false;
+  }
+  for (const auto& [link, type] : EbpfHookLinks()) {
+    const int link_fd = bpf_obj_get((cache + "/" + link).c_str());
+    if (link_fd < 0) {
+      *error = Errno("opening " + cache + "/" + link, errno);
+      return false;
+    }
+    bpf_link_info info{};
+    uint32_t len = sizeof(info);
+    const int rc = bpf_obj_get_info_by_fd(link_fd, &info, &len);
+    close(link_fd);
+    const int prog_fd = rc == 0 ? bpf_prog_get_fd_by_id(info.prog_id) : -1;
+    if (prog_fd < 0) {
+      *error = Errno("finding the program of " + link, errno);
+      return false;
+    }
+    const int pinned = bpf_obj_pin(prog_fd, (cache + "/" + ProgPin(link)).c_str());
+    close(prog_fd);
+    if (pinned != 0) {
+      *error = Errno("pinning the program of " + link, errno);
+      return false;
+    }
+    if (rename((cache + "/" + link).c_str(), (run + "/" + link).c_str()) != 0) {
+      *error = Errno("moving " + link + " to " + run, errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Links the cached programs to the run's cgroup; all or nothing.
+bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& cgroup,
+                std::string* error) {
+  const std::string cg_path = cgroup.mount + "/" + cgroup.relative;
+  const int cg_fd = open(cg_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cg_fd < 0) {
+    *error = Errno("opening cgroup " + cg_path, errno);
+    return false;
+  }
+  if (mkdir(run.c_str(), 0700) != 0) {
+    *error = Errno("creating " + run, errno);
+    close(cg_fd);
+    return false;
+  }
+  std::vector<int> links;
+  bool ok = true;
+  for (const auto& [link, type] : EbpfHookLinks()) {
+    const int prog_fd = bpf_obj_get((cache + "/" + ProgPin(link)).c_str());
+    const int link_fd =
+        prog_fd < 0 ? -1
+                    : bpf_link_create(prog_fd, cg_fd, static_cast<bpf_attach_type>(type), nullptr);
+    const int err = errno;
+    if (prog_fd >= 0) close(prog_fd);
+    if (link_fd < 0) {
+      *error = Errno("attaching the cached program of " + link, err);
+      ok = false;
+      break;
+    }
+    links.push_back(link_fd);
+    if (bpf_obj_pin(link_fd, (run + "/" + link).c_str()) != 0) {
+      *error = Errno("pinning " + link, errno);
+      ok = false;
+      break;
+    }
+  }
+  for (int fd : links) {
+    if (!ok) bpf_link_detach(fd);
+    close(fd);
+  }
+  close(cg_fd);
+  if (!ok) Unpin(run);
+  return ok;
+}
+
+}  // namespace
+
+bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cgroup& cgroup,
+                      const EbpfApplyOptions& options, const std::string& run_name,
+                      const std::string& lock_file, DiagnosticSink& sink, bool* cache_hit,
+                      std::string* error) {
+  *cache_hit = false;
+  const std::string cache_name = "cache-" + key + "-" + EbpfObjectIdentity().substr(0, 8) +
+                                 (options.abstract_unix_by_landlock ? "l" : "");
+  const std::string cache = EbpfPinDir(cache_name);
+  const std::string run = EbpfPinDir(run_name);
+  // One run at a time creates a cache entry.
+  const int lock = open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    *error = Errno("locking " + lock_file, errno);
+    if (lock >= 0) close(lock);
+    return false;
+  }
+  bool ok;
+  if (CacheComplete(cache)) {
+    *cache_hit = true;
+    ok = LinkCached(cache, run, cgroup, error);
+  } else {
+    // Leftovers of an interrupted creation go first.
+    bool removed = false;
+    EbpfRemove(cache_name, &removed, error);
+    error->clear();
+    ir::Policy named = policy;
+    named.name = cache_name;
+    EbpfApplyResult result;
+    ok = EbpfApply(named, cgroup, {}, options, sink, &result, error);
+    if (ok && !TurnIntoCache(cache, run, error)) {
+      std::string ignored;
+      EbpfRemove(run_name, &removed, &ignored);
+      EbpfRemove(cache_name, &removed, &ignored);
+      ok = false;
+    }
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return ok;
+}
+
+}  // namespace ward::enforce
