@@ -102,6 +102,29 @@ bool Dead(pid_t pid) {
   return stat.empty() || (paren != std::string::npos && stat.compare(paren + 2, 1, "Z") == 0);
 }
 
+// Starts `ward run FILE -- sh -c SCRIPT` in the background and waits until
+// the script has created `ready`; returns ward's pid, or -1 after 4 s.
+pid_t StartWardRun(const std::string& file, const std::string& script, const std::string& ready) {
+  fs::remove(ready);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
+    putenv(const_cast<char*>(std_env.c_str()));
+    execl(WARD_BINARY, WARD_BINARY, "run", file.c_str(), "--", "/usr/bin/sh", "-c", script.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(99);
+  }
+  for (int i = 0; pid > 0 && i < 200 && !fs::exists(ready); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (pid > 0 && !fs::exists(ready)) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return -1;
+  }
+  return pid;
+}
+
 }  // namespace
 
 TEST_CASE("ward run: exit codes", "[root]") {
@@ -266,22 +289,9 @@ TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
 TEST_CASE("ward run: signals sent to ward run reach the command", "[root]") {
   const std::string file = WriteTemp("signals.ward", Policy("rt-signals"));
   const std::string ready = ScratchDir() + "/trap-ready";
-  fs::remove(ready);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
-    putenv(const_cast<char*>(std_env.c_str()));
-    const std::string script =
-        "trap 'exit 7' TERM; touch " + ready + "; while :; do sleep 0.1; done";
-    execl(WARD_BINARY, WARD_BINARY, "run", file.c_str(), "--", "/usr/bin/sh", "-c", script.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(99);
-  }
-  for (int i = 0; i < 200 && !fs::exists(ready); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(fs::exists(ready));
+  const pid_t pid = StartWardRun(
+      file, "trap 'exit 7' TERM; touch " + ready + "; while :; do sleep 0.1; done", ready);
+  REQUIRE(pid > 0);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -308,23 +318,10 @@ TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]")
 TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start", "[root]") {
   const std::string file = WriteTemp("stale.ward", Policy("rt-stale"));
   const std::string ready = ScratchDir() + "/stale-ready";
-  fs::remove(ready);
-  const pid_t pid = fork();
-  REQUIRE(pid >= 0);
-  if (pid == 0) {
-    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
-    putenv(const_cast<char*>(std_env.c_str()));
-    // A grandchild that outlives the command (setsid: not in its group).
-    const std::string script =
-        "/usr/bin/setsid /usr/bin/sleep 60 & touch " + ready + "; /usr/bin/sleep 60";
-    execl(WARD_BINARY, WARD_BINARY, "run", file.c_str(), "--", "/usr/bin/sh", "-c", script.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(99);
-  }
-  for (int i = 0; i < 200 && !fs::exists(ready); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  REQUIRE(fs::exists(ready));
+  // A grandchild that outlives the command (setsid: not in its group).
+  const pid_t pid = StartWardRun(
+      file, "/usr/bin/setsid /usr/bin/sleep 60 & touch " + ready + "; /usr/bin/sleep 60", ready);
+  REQUIRE(pid > 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);
