@@ -254,8 +254,8 @@ bool CreateRunCgroup(const ir::Limits& limits, RunCgroup* c, std::string* error)
   return true;
 }
 
-bool EnterRunCgroup(const RunCgroup& c, const char** failed_step) {
-  if (write(c.v2.procs_fd, "0", 1) != 1) {
+bool EnterRunCgroup(const RunCgroup& c, bool in_v2, const char** failed_step) {
+  if (!in_v2 && write(c.v2.procs_fd, "0", 1) != 1) {
     *failed_step = "cgroup.procs (v2)";
     return false;
   }

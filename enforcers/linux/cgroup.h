@@ -63,8 +63,9 @@ bool CreateRunCgroup(const ir::Limits& limits, RunCgroup* cgroup, std::string* e
 // of the run and unshares the cgroup namespace, so that the workload sees its
 // cgroup as the root and cannot migrate itself out of it. Async-signal-safe;
 // on failure returns false with *failed_step ("cgroup.procs",
-// "unshare(CLONE_NEWCGROUP)") and errno set.
-bool EnterRunCgroup(const RunCgroup& cgroup, const char** failed_step);
+// "unshare(CLONE_NEWCGROUP)") and errno set. `in_v2`: the process was
+// created in the v2 directory already (clone3 CLONE_INTO_CGROUP).
+bool EnterRunCgroup(const RunCgroup& cgroup, bool in_v2, const char** failed_step);
 
 // Kills every process left in the run's cgroups (cgroup.kill where the
 // kernel has it, else SIGKILL to each listed pid until none is left) and

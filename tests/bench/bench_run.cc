@@ -29,8 +29,9 @@
 //             firejail; shown to separate the profile's cost.
 // - srt:      @anthropic-ai/sandbox-runtime's CLI run with node, with a
 //             settings file allowing nothing beyond its defaults (no network,
-//             no writes); it starts its proxies, socat bridges and bubblewrap
-//             with its seccomp helper on every run.
+//             no writes); on every run it starts its proxy and socat bridges,
+//             scans the working directory with rg, and runs bubblewrap, its
+//             seccomp helper and the command through bash.
 // tests/bench/setup_run_peers.sh installs bwrap, firejail and srt (with a
 // Node.js 22) on Debian 12. A runner whose tool is missing is reported and
 // skipped; a runner whose command fails is reported with its output and
@@ -41,6 +42,12 @@
 // srt scans the working directory for files it must protect, and an empty
 // directory keeps that scan out of the figures. Stdin is /dev/null; stdout
 // and stderr go to a temporary file, read only when a run fails.
+//
+// "1st run ms" is the first run of each runner (a warm-up run unless
+// --warmup 0). It shows what the warm-up hides: `ward run` fills caches keyed
+// by the policy's hash (the compiled seccomp filter under
+// /var/cache/ward/seccomp) that outlive the benchmark, so only the first run
+// on a machine, or after the policy or ward changes, starts cold.
 //
 // The runs are interleaved by default: each round runs every runner once,
 // the order rotated each round, so a change in the load of a shared machine
@@ -76,6 +83,7 @@ struct Runner {
   std::string missing;            // why the runner cannot run; empty if it can
   std::string failure;            // set when a run failed: the runner is dropped
   std::vector<double> ms;         // timed runs
+  double first_ms = -1;           // the first run (a warm-up run unless --warmup 0)
 };
 
 std::string ShellQuote(const std::string& s) {
@@ -172,8 +180,9 @@ Outcome RunOnce(const Runner& r, int out_fd, int null_fd) {
   char buf[4096];
   const ssize_t n = pread(out_fd, buf, sizeof buf - 1, 0);
   if (n > 0) {
-    buf[n] = '\0';
-    o.error += "; output:\n" + std::string(buf);
+    std::string out(buf, static_cast<size_t>(n));
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    o.error += "; output:\n" + out;
   }
   return o;
 }
@@ -367,6 +376,7 @@ int main(int argc, char** argv) {
       r.failure = o.error;
       return;
     }
+    if (r.first_ms < 0) r.first_ms = o.ms;
     if (timed) r.ms.push_back(o.ms);
   };
   const size_t n = runners.size();
@@ -386,24 +396,25 @@ int main(int argc, char** argv) {
   for (const Runner& r : runners) {
     if (r.name == "bare" && r.failure.empty() && !r.ms.empty()) bare = Median(r.ms);
   }
-  std::printf("%-9s %10s %10s %10s %10s  %s\n", "runner", "median ms", "min ms", "max ms",
-              "- bare ms", "command");
+  std::printf("%-18s %10s %10s %10s %10s %10s  %s\n", "runner", "median ms", "min ms", "max ms",
+              "over bare", "1st run ms", "command");
   for (const Runner& r : runners) {
     if (!r.missing.empty()) {
-      std::printf("%-9s %s\n", r.name.c_str(), r.missing.c_str());
+      std::printf("%-18s %s\n", r.name.c_str(), r.missing.c_str());
       continue;
     }
     if (!r.failure.empty()) {
-      std::printf("%-9s FAILED: %s\n          command: %s\n", r.name.c_str(), r.failure.c_str(),
+      std::printf("%-18s FAILED: %s\n%-18s command: %s\n", r.name.c_str(), r.failure.c_str(), "",
                   CommandLine(r.argv).c_str());
       continue;
     }
     const double median = Median(r.ms);
     char over[32] = "";
     if (bare >= 0) std::snprintf(over, sizeof over, "%+.2f", median - bare);
-    std::printf("%-9s %10.2f %10.2f %10.2f %10s  %s\n", r.name.c_str(), median,
+    std::printf("%-18s %10.2f %10.2f %10.2f %10s %10.2f  %s\n", r.name.c_str(), median,
                 *std::min_element(r.ms.begin(), r.ms.end()),
-                *std::max_element(r.ms.begin(), r.ms.end()), over, CommandLine(r.argv).c_str());
+                *std::max_element(r.ms.begin(), r.ms.end()), over, r.first_ms,
+                CommandLine(r.argv).c_str());
   }
   for (const Runner& r : runners) {
     if (r.name != "ward" || !r.failure.empty() || r.ms.empty() || bare < 0) continue;

