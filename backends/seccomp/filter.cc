@@ -2,6 +2,7 @@
 
 #include <linux/filter.h>
 #include <seccomp.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -319,6 +320,31 @@ uint32_t RetValue(const ir::SysAction& action) {
       return SCMP_ACT_KILL_PROCESS;
   }
   return SCMP_ACT_KILL_PROCESS;
+}
+
+bool BuildTerminalGuard(std::string* bpf, std::string* error) {
+  FixApiLevel();
+  scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+  if (!ctx) {
+    *error = "libseccomp refused the default action";
+    return false;
+  }
+  int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
+  // ioctl's command is an unsigned int: the kernel ignores the upper half.
+  for (const unsigned long cmd : {TIOCSTI, TIOCLINUX}) {
+    if (rc == 0) {
+      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
+                            SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, cmd));
+    }
+  }
+  int export_error = 0;
+  const bool ok = rc == 0 && Export(ctx, false, bpf, &export_error);
+  seccomp_release(ctx);
+  if (!ok) {
+    *error = std::string("libseccomp: ") + strerror(rc != 0 ? -rc : export_error);
+    return false;
+  }
+  return true;
 }
 
 bool BuildFilter(const ir::SyscallRules& rules, Arch arch, Filter* out, DiagnosticSink& sink) {

@@ -21,6 +21,13 @@ struct Filter {
 // errors, reported at the rules concerned.
 bool BuildFilter(const ir::SyscallRules& rules, Arch arch, Filter* out, DiagnosticSink& sink);
 
+// ward run's own guard, stacked on every policy's filter for the machine's
+// architecture: ioctl TIOCSTI and TIOCLINUX fail with EPERM whatever the
+// policy allows. They push input into the terminal the workload shares with
+// the user's shell, which would run it after the sandbox is gone. Other
+// architectures kill the process, as in BuildFilter.
+bool BuildTerminalGuard(std::string* bpf, std::string* error);
+
 // The kernel's AUDIT_ARCH_* value for `arch` (seccomp_data.arch).
 uint32_t AuditArch(Arch arch);
 

@@ -57,6 +57,7 @@ struct RunPlan {
   PreparedProcess process;
   std::vector<std::string> env;
   // Step 5.
+  std::string guard;   // seccomp::BuildTerminalGuard, stacked first
   std::string filter;  // struct sock_filter[] for this machine
   std::string filter_source;
   // The command.
@@ -331,6 +332,10 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     return nullptr;
   }
   if (!LoadOrBuildFilter(*plan, sink, error)) return nullptr;
+  if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
+    *error = "seccomp: the terminal guard: " + *error;
+    return nullptr;
+  }
   int exec_err = 0;
   plan->path = FindExecutable(argv[0], plan->env, &exec_err);
 
@@ -469,7 +474,8 @@ std::string DescribeRun(const RunPlan& plan) {
   out << "   environment: " << plan.env.size() << " variables"
       << (plan.policy.process.env_allowed.empty() ? " (unchanged)" : " (env allow)") << "\n";
   out << "5. seccomp: " << plan.filter.size() / 8 << " instructions for " << ArchName(MachineArch())
-      << ", " << plan.filter_source << "\n";
+      << ", " << plan.filter_source << "\n"
+      << "   and ward run's guard: ioctl TIOCSTI and TIOCLINUX refused (EPERM)\n";
   return out.str();
 }
 
@@ -538,7 +544,8 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     ProcessFailure pf;
     if (!ApplyProcess(plan.process, &pf)) ChildFail(fd, pf.step, pf.error, kRunSetupFailed);
     std::string seccomp_error;
-    if (!LoadSeccompFilter(plan.filter, SeccompLoad{}, nullptr, &seccomp_error)) {
+    if (!LoadSeccompFilter(plan.guard, SeccompLoad{}, nullptr, &seccomp_error) ||
+        !LoadSeccompFilter(plan.filter, SeccompLoad{}, nullptr, &seccomp_error)) {
       ChildFail(fd, "seccomp", errno, kRunSetupFailed);
     }
     execve(plan.path.c_str(), argv.data(), envp.data());

@@ -6,6 +6,7 @@
 // on the next start after a supervisor that was killed.
 #include <fcntl.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -272,6 +273,54 @@ TEST_CASE("ward run: programs are loaded once per policy, or per run when names 
   CHECK(r.err.find("warning[B3002]: \"example.invalid\" did not resolve") != std::string::npos);
   CHECK(caches() == before);
   CHECK(Leftovers("rt-named").empty());
+}
+
+// Runs ARGV with a fresh pseudo-terminal as its controlling terminal and
+// stdio; returns what it wrote there.
+std::string OnTerminal(const std::vector<std::string>& argv) {
+  const int master = posix_openpt(O_RDWR | O_NOCTTY);
+  if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) return "no pty";
+  const std::string slave = ptsname(master);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    const int fd = open(slave.c_str(), O_RDWR);  // the session's controlling terminal
+    for (int i = 0; i < 3; ++i) dup2(fd, i);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
+    putenv(const_cast<char*>(std_env.c_str()));
+    execv(args[0], args.data());
+    _exit(99);
+  }
+  std::string out;
+  char buf[256];
+  for (ssize_t n; (n = read(master, buf, sizeof buf)) > 0;) out.append(buf, n);  // EIO at the end
+  waitpid(pid, nullptr, 0);
+  close(master);
+  return out;
+}
+
+TEST_CASE("ward run: the workload cannot push input into the user's terminal", "[root]") {
+  // TIOCSTI queues input on the terminal the workload shares with the
+  // user's shell, which reads it once ward run has exited: outside the
+  // sandbox. ward run refuses it whatever the policy allows.
+  const std::string file = WriteTemp("tty.ward", Policy("rt-tty"));
+  const std::string probe =
+      "import errno, fcntl, termios\n"
+      "try:\n"
+      "    fcntl.ioctl(0, termios.TIOCSTI, b'#')\n"
+      "    print('pushed')\n"
+      "except OSError as e:\n"
+      "    print('errno', errno.errorcode[e.errno])\n";
+  // Positive control: the same process outside the sandbox pushes input.
+  const std::string control = OnTerminal({"/usr/bin/python3", "-c", probe});
+  REQUIRE(control.find("pushed") != std::string::npos);
+  const std::string sandboxed =
+      OnTerminal({WARD_BINARY, "run", file, "--", "/usr/bin/python3", "-c", probe});
+  CHECK(sandboxed.find("errno EPERM") != std::string::npos);
+  CHECK(sandboxed.find("pushed") == std::string::npos);
 }
 
 TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
