@@ -77,11 +77,11 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
 // <object identity>/; each run links them to its own cgroup, with the links
 // pinned under EbpfPinDir(run_name) (EbpfRemove(run_name) takes them away;
 // the cache stays). Runs of one policy share its maps and its event ring
-// buffer. `lock_file` serialises the creation of a cache entry.
+// buffer. A lock file in `lock_dir` serialises the creation of an entry.
 // *cache_hit: whether the programs were there already.
 bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cgroup& cgroup,
                       const EbpfApplyOptions& options, const std::string& run_name,
-                      const std::string& lock_file, DiagnosticSink& sink, bool* cache_hit,
+                      const std::string& lock_dir, DiagnosticSink& sink, bool* cache_hit,
                       std::string* error);
 
 // Detaches every link (even if another process holds an fd to it) and

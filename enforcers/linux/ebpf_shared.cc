@@ -125,17 +125,24 @@ bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& 
 
 bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cgroup& cgroup,
                       const EbpfApplyOptions& options, const std::string& run_name,
-                      const std::string& lock_file, DiagnosticSink& sink, bool* cache_hit,
+                      const std::string& lock_dir, DiagnosticSink& sink, bool* cache_hit,
                       std::string* error) {
   *cache_hit = false;
   const std::string cache_name = "cache-" + key + "-" + EbpfObjectIdentity().substr(0, 8) +
                                  (options.abstract_unix_by_landlock ? "l" : "");
   const std::string cache = EbpfPinDir(cache_name);
   const std::string run = EbpfPinDir(run_name);
-  // One run at a time creates a cache entry.
-  const int lock = open(lock_file.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // A complete entry is only ever read: link to it without waiting.
+  if (CacheComplete(cache)) {
+    *cache_hit = true;
+    return LinkCached(cache, run, cgroup, error);
+  }
+  // One run at a time creates a given entry; others wait for it, not for
+  // the entries of other policies.
+  const std::string lock_path = lock_dir + "/ebpf-" + cache_name + ".lock";
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-    *error = Errno("locking " + lock_file, errno);
+    *error = Errno("locking " + lock_path, errno);
     if (lock >= 0) close(lock);
     return false;
   }
@@ -161,6 +168,7 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   }
   flock(lock, LOCK_UN);
   close(lock);
+  if (ok) unlink(lock_path.c_str());
   return ok;
 }
 

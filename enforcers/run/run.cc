@@ -400,8 +400,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     if (!HasNamesToResolve(policy) && !options.policy_hash.empty()) {
       bool hit = false;
       ok = EbpfAttachShared(policy, options.policy_hash.substr(0, 16), cg, ebpf_options,
-                            plan->net_policy, options.state_dir + "/ebpf-cache.lock", net_sink,
-                            &hit, error);
+                            plan->net_policy, options.state_dir, net_sink, &hit, error);
       plan->ebpf_source = hit ? "programs loaded by an earlier run of this policy"
                               : "programs loaded now and kept for later runs";
     } else {
