@@ -36,13 +36,6 @@ std::set<size_t> States(const std::vector<std::string>& pat, const std::string& 
   return states;
 }
 
-std::string Expand(const std::string& pattern, const std::optional<std::string>& home) {
-  if (pattern.empty() || pattern[0] != '~') return pattern;
-  if (!home) return {};
-  std::string out = *home + pattern.substr(1);
-  return out.empty() ? "/" : out;
-}
-
 std::string Join(const std::string& dir, const std::string& name) {
   return dir == "/" ? "/" + name : dir + "/" + name;
 }
@@ -54,7 +47,7 @@ class Walker {
       : fs_(fs), home_(home), tree_(tree), max_nodes_(max_nodes) {
     for (ir::FsRight r : ir::kFsRights) {
       for (const auto& [pattern, verdict] : fs.rules[static_cast<size_t>(r)]) {
-        std::string e = Expand(pattern, home);
+        std::string e = ExpandHome(pattern, home);
         if (!e.empty()) patterns_[static_cast<size_t>(r)].push_back({e, verdict.allow});
       }
     }
@@ -214,6 +207,13 @@ WalkResult Walk(const ir::FileRules& fs, const std::optional<std::string>& home,
       RightBit(ir::FsRight::kRead) | RightBit(ir::FsRight::kWrite) | RightBit(ir::FsRight::kExec);
   const bool ok = walker.Visit(0, "/", all);
   return walker.Finish(ok);
+}
+
+std::string ExpandHome(const std::string& pattern, const std::optional<std::string>& home) {
+  if (pattern.empty() || pattern[0] != '~') return pattern;
+  if (!home) return {};
+  std::string out = *home + pattern.substr(1);
+  return out.empty() ? "/" : out;
 }
 
 }  // namespace ward::backend::landlock

@@ -68,6 +68,10 @@ struct WalkResult {
 WalkResult Walk(const ir::FileRules& fs, const std::optional<std::string>& home, Tree& tree,
                 size_t max_nodes);
 
+// `~` in front of a pattern replaced by `home`; "" when it needs a home and
+// there is none.
+std::string ExpandHome(const std::string& pattern, const std::optional<std::string>& home);
+
 // Pattern helpers shared with the backend's checks. Patterns are absolute
 // (after `~` expansion) and normalised.
 // Could the pattern match some path strictly below `path`?

@@ -28,6 +28,7 @@
 #include "enforcers/linux/ebpf.h"
 #include "enforcers/linux/enforcer.h"
 #include "enforcers/linux/landlock.h"
+#include "enforcers/linux/mounts.h"
 #include "enforcers/linux/process.h"
 #include "enforcers/linux/seccomp.h"
 
@@ -50,6 +51,7 @@ struct RunPlan {
   std::string ebpf_source;
   // Step 3.
   backend::landlock::Ruleset ruleset;
+  std::vector<std::string> ro_mounts;  // mounts.h
   PreparedLandlock landlock;
   LandlockOptions landlock_options;
   std::string home;
@@ -326,7 +328,13 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   if (!PrepareProcess(policy, &plan->process, error)) return nullptr;
   plan->env = FilterEnvironment(policy.process, environ);
   plan->home = HomeOf(*plan);
-  if (!backend::landlock::BuildRuleset(policy, /*partial=*/false, &plan->ruleset, sink,
+  // Existing paths denied for writing inside writable trees become
+  // read-only bind mounts, so the Landlock ruleset is built without their
+  // denies and grants those trees whole.
+  ir::Policy landlock_policy = policy;
+  plan->ro_mounts = PlanReadOnlyMounts(
+      landlock_policy.filesystem, plan->home.empty() ? std::nullopt : std::optional(plan->home));
+  if (!backend::landlock::BuildRuleset(landlock_policy, /*partial=*/false, &plan->ruleset, sink,
                                        /*address_layer=*/true)) {
     *error = "";
     return nullptr;
@@ -465,6 +473,9 @@ std::string DescribeRun(const RunPlan& plan) {
   out << "   unix sockets: none granted but those above\n";
   out << "3. landlock (ABI " << plan.landlock.abi
       << ", ~ = " << (plan.home.empty() ? "unset" : plan.home) << ")\n";
+  for (const std::string& p : plan.ro_mounts) {
+    out << "   read-only bind mount " << p << " (deny write, exact; own mount namespace)\n";
+  }
   std::istringstream lines(DescribeLandlock(plan.landlock));
   for (std::string line; std::getline(lines, line);) out << "   " << line << "\n";
   out << "4. process\n";
@@ -536,6 +547,9 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     if (!EnterRunCgroup(plan.cgroup, born_in_cgroup, &step)) {
       ChildFail(fd, step, errno, kRunSetupFailed);
     }
+    MountFailure mf;
+    if (!ApplyReadOnlyMounts(plan.ro_mounts, &mf))
+      ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
     LandlockFailure lf;
     if (!ApplyLandlock(plan.landlock, plan.landlock_options, &lf)) {
       ChildFail(fd, lf.step, lf.error, kRunSetupFailed);
@@ -570,11 +584,16 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
       *error = plan.argv[0] + ": " + strerror(r.error);
       return WIFEXITED(status) ? WEXITSTATUS(status) : kRunCannotExecute;
     }
-    const char* layer = step == "seccomp"                                               ? "seccomp"
-                        : step.rfind("cgroup", 0) == 0 || step.rfind("unshare", 0) == 0 ? "cgroup"
-                        : step == "no_new_privs" || step == "restrict_self"             ? "landlock"
-                                                                                        : "process";
-    *error = std::string(layer) + ": " + step + ": " + strerror(r.error);
+    std::string layer = "process";
+    if (step == "seccomp") {
+      layer = "seccomp";
+    } else if (step.rfind("cgroup", 0) == 0 || step == "unshare(CLONE_NEWCGROUP)") {
+      layer = "cgroup";
+    } else if (step == "no_new_privs" || step == "restrict_self" || step == "statvfs" ||
+               step.rfind("mount", 0) == 0 || step == "unshare(CLONE_NEWNS)") {
+      layer = "filesystem";
+    }
+    *error = layer + ": " + step + ": " + strerror(r.error);
     return kRunSetupFailed;
   }
 

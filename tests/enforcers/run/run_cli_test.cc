@@ -323,6 +323,52 @@ TEST_CASE("ward run: the workload cannot push input into the user's terminal", "
   CHECK(sandboxed.find("pushed") == std::string::npos);
 }
 
+TEST_CASE("ward run: an existing path denied for writing in a writable tree is a read-only mount",
+          "[root]") {
+  // Landlock alone would leave `tree` partially granted: no new entry in it.
+  const std::string tree = ScratchDir() + "/ro-tree";
+  fs::remove_all(tree);
+  fs::create_directories(tree + "/protected");
+  std::ofstream(tree + "/config") << "original\n";
+  const std::string file =
+      WriteTemp("ro.ward",
+                "ward 1\nimport \"std/linux.ward\"\npolicy rt-ro extends linux-base {\n"
+                "  filesystem {\n    allow read write \"" +
+                    tree +
+                    "\"\n"
+                    "    deny write \"" +
+                    tree + "/protected\", \"" + tree + "/config\"\n  }\n}\n");
+  const std::string script = "cd " + tree +
+                             " && echo new > new-file && cat new-file"
+                             "; echo x > protected/x"
+                             "; echo x >> config"
+                             "; mv protected p2"
+                             "; rm config"
+                             "; cat config";
+  Run r = Ward("run " + file + " -- /usr/bin/sh -c '" + script + "'", kStdEnv);
+  INFO(r.err);
+  CHECK(r.out == "new\noriginal\n");
+  CHECK(r.err.find("warning") == std::string::npos);  // exact: nothing lost
+  CHECK(r.err.find("protected/x: Read-only file system") != std::string::npos);
+  CHECK(r.err.find("cannot create config: Read-only file system") != std::string::npos);
+  CHECK(r.err.find("mv: cannot move 'protected' to 'p2': Device or resource busy") !=
+        std::string::npos);
+  CHECK(r.err.find("rm: cannot remove 'config': Device or resource busy") != std::string::npos);
+  CHECK(Slurp(tree + "/config") == "original\n");
+  CHECK_FALSE(fs::exists(tree + "/protected/x"));
+  // The mounts stayed in the run's namespace.
+  CHECK(Slurp("/proc/self/mountinfo").find(tree) == std::string::npos);
+  Run dry = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+  CHECK(dry.out.find("   read-only bind mount " + tree + "/config (deny write") !=
+        std::string::npos);
+  CHECK(dry.out.find("   grant " + tree + " read,write\n") != std::string::npos);
+  // Positive control: the same script without the sandbox changes both.
+  Run control = Shell("/usr/bin/sh -c '" + script + "'");
+  CHECK(control.err.find("cat: config: No such file or directory") != std::string::npos);
+  CHECK(fs::exists(tree + "/p2/x"));
+  CHECK_FALSE(fs::exists(tree + "/config"));
+}
+
 TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
   const std::string file = WriteTemp("timeout.ward", Policy("rt-timeout", "timeout 1s"));
   const auto start = std::chrono::steady_clock::now();
