@@ -369,6 +369,38 @@ TEST_CASE("ward run: an existing path denied for writing in a writable tree is a
   CHECK_FALSE(fs::exists(tree + "/config"));
 }
 
+TEST_CASE("ward run: user, kept capabilities and the cpu limits", "[root]") {
+  // A non-root user keeps CAP_NET_BIND_SERVICE (bit 10) through execve as an
+  // ambient capability, and nothing else.
+  const std::string file = WriteTemp(
+      "user.ward", Policy("rt-user", "cpus 0.5",
+                          "user 65534:65534\n    capabilities keep [CAP_NET_BIND_SERVICE]"));
+  Run r = Ward("run " + file +
+                   " -- /usr/bin/sh -c 'id -u; id -g; id -G; grep -E "
+                   "\"^(CapInh|CapPrm|CapEff|CapBnd|CapAmb):\" /proc/self/status'",
+               kStdEnv);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  CHECK(r.out ==
+        "65534\n65534\n65534\nCapInh:\t0000000000000400\nCapPrm:\t0000000000000400\n"
+        "CapEff:\t0000000000000400\nCapBnd:\t0000000000000400\nCapAmb:\t0000000000000400\n");
+  Run dry = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+  CHECK(dry.out.find("   limit cpus: cpu quota 50000 us per 100000 us\n") != std::string::npos);
+  CHECK(dry.out.find("   capabilities: every one dropped from every set but "
+                     "CAP_NET_BIND_SERVICE\n") != std::string::npos);
+  CHECK(dry.out.find("   user 65534 group 65534\n") != std::string::npos);
+
+  // cpu_time: the whole run's CPU, read from the cgroup, ends it with 124.
+  const std::string busy = WriteTemp("busy.ward", Policy("rt-busy", "cpu_time 300ms"));
+  const auto start = std::chrono::steady_clock::now();
+  r = Ward("run " + busy + " -- /usr/bin/sh -c 'while :; do :; done'", kStdEnv);
+  CHECK(r.status == 124);
+  CHECK(r.err.find("ward run: cpu_time: 300 ms of CPU used; the workload was killed") !=
+        std::string::npos);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(10));
+  CHECK(Leftovers("rt-busy").empty());
+}
+
 TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
   const std::string file = WriteTemp("timeout.ward", Policy("rt-timeout", "timeout 1s"));
   const auto start = std::chrono::steady_clock::now();
