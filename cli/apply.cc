@@ -33,6 +33,7 @@ struct ApplyFlags {
   // Domain grants (apply): keep resolving in the foreground; the resolver.
   bool refresh = false;
   std::vector<std::string> dns_servers;
+  uint16_t dns_port = enforce::DnsOptions{}.port;
   uint32_t ttl_floor = enforce::DnsOptions{}.ttl_floor;
   uint32_t ttl_cap = enforce::DnsOptions{}.ttl_cap;
   bool follow = false;  // status: print denial events as they come
@@ -127,6 +128,7 @@ int RunApply(const ApplyFlags& flags) {
   }
   enforce::ApplyOptions options;
   options.dns.servers = flags.dns_servers;
+  options.dns.port = flags.dns_port;
   options.dns.ttl_floor = flags.ttl_floor;
   options.dns.ttl_cap = flags.ttl_cap;
   if (flags.ttl_floor == 0 || flags.ttl_cap < flags.ttl_floor) {
@@ -338,6 +340,7 @@ void AddApplyCommand(CLI::App& app, int* exit_code) {
                 "interrupted (the policy stays applied)");
   cmd->add_option("--dns-server", f->dns_servers,
                   "IPv4 DNS server for domain grants (repeatable; default: /etc/resolv.conf)");
+  cmd->add_option("--dns-port", f->dns_port, "the DNS servers' port");
   cmd->add_option("--ttl-floor", f->ttl_floor, "shortest time an answer is trusted (seconds)");
   cmd->add_option("--ttl-cap", f->ttl_cap, "longest time an answer is trusted (seconds)");
   cmd->callback([f, exit_code] { *exit_code = RunApply(*f); });
