@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/dns_flags.h"
 #include "cli/load.h"
 #include "enforcers/linux/enforcer.h"
 #ifdef WARD_HAVE_EBPF
@@ -32,11 +33,8 @@ struct ApplyFlags {
   OutputFlags output;
   // Domain grants (apply): keep resolving in the foreground; the resolver.
   bool refresh = false;
-  std::vector<std::string> dns_servers;
-  uint16_t dns_port = enforce::DnsOptions{}.port;
-  uint32_t ttl_floor = enforce::DnsOptions{}.ttl_floor;
-  uint32_t ttl_cap = enforce::DnsOptions{}.ttl_cap;
-  bool follow = false;  // status: print denial events as they come
+  enforce::DnsOptions dns;  // --dns-server, --dns-port, --ttl-floor, --ttl-cap
+  bool follow = false;      // status: print denial events as they come
 };
 
 // SIGINT/SIGTERM end the foreground loops (--refresh, --follow); what is
@@ -127,14 +125,8 @@ int RunApply(const ApplyFlags& flags) {
     target.interface = *flags.interface;
   }
   enforce::ApplyOptions options;
-  options.dns.servers = flags.dns_servers;
-  options.dns.port = flags.dns_port;
-  options.dns.ttl_floor = flags.ttl_floor;
-  options.dns.ttl_cap = flags.ttl_cap;
-  if (flags.ttl_floor == 0 || flags.ttl_cap < flags.ttl_floor) {
-    std::cerr << "ward apply: need 0 < --ttl-floor <= --ttl-cap\n";
-    return kUsage;
-  }
+  options.dns = flags.dns;
+  if (!CheckDnsFlags("apply", flags.dns)) return kUsage;
   std::string error;
   const bool ok = enforcer->Apply(loaded->ir, target, options, loaded->sink, &error);
   if (!loaded->sink.diagnostics().empty()) {
@@ -163,7 +155,7 @@ int RunApply(const ApplyFlags& flags) {
   if (!flags.refresh) {
     if (domains) {
       std::cout << "note: addresses resolved for domain grants are trusted for their DNS TTL ("
-                << flags.ttl_floor << "-" << flags.ttl_cap
+                << flags.dns.ttl_floor << "-" << flags.dns.ttl_cap
                 << " s); keep them fresh with `ward apply --refresh`\n";
     }
     return kOk;
@@ -338,11 +330,7 @@ void AddApplyCommand(CLI::App& app, int* exit_code) {
   cmd->add_flag("--refresh", f->refresh,
                 "stay in the foreground and keep domain grants' addresses fresh until "
                 "interrupted (the policy stays applied)");
-  cmd->add_option("--dns-server", f->dns_servers,
-                  "IPv4 DNS server for domain grants (repeatable; default: /etc/resolv.conf)");
-  cmd->add_option("--dns-port", f->dns_port, "the DNS servers' port");
-  cmd->add_option("--ttl-floor", f->ttl_floor, "shortest time an answer is trusted (seconds)");
-  cmd->add_option("--ttl-cap", f->ttl_cap, "longest time an answer is trusted (seconds)");
+  AddDnsFlags(cmd, &f->dns);
   cmd->callback([f, exit_code] { *exit_code = RunApply(*f); });
 }
 

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/dns_flags.h"
 #include "cli/load.h"
 #include "enforcers/run/run.h"
 
@@ -19,10 +20,7 @@ struct RunFlags {
   std::optional<std::string> home;
   std::string std_dir;
   std::vector<std::string> command;
-  std::vector<std::string> dns_servers;
-  uint16_t dns_port = enforce::DnsOptions{}.port;
-  uint32_t ttl_floor = enforce::DnsOptions{}.ttl_floor;
-  uint32_t ttl_cap = enforce::DnsOptions{}.ttl_cap;
+  enforce::DnsOptions dns;  // --dns-server, --dns-port, --ttl-floor, --ttl-cap
   bool dry_run = false;
   OutputFlags output;
 };
@@ -38,14 +36,8 @@ int RunRun(const RunFlags& flags) {
 
   enforce::RunOptions options;
   options.home = flags.home;
-  options.dns.servers = flags.dns_servers;
-  options.dns.port = flags.dns_port;
-  options.dns.ttl_floor = flags.ttl_floor;
-  options.dns.ttl_cap = flags.ttl_cap;
-  if (flags.ttl_floor == 0 || flags.ttl_cap < flags.ttl_floor) {
-    std::cerr << "ward run: need 0 < --ttl-floor <= --ttl-cap\n";
-    return enforce::kRunSetupFailed;
-  }
+  options.dns = flags.dns;
+  if (!CheckDnsFlags("run", flags.dns)) return enforce::kRunSetupFailed;
   // The key of the caches (seccomp filter, loaded programs): the texts the
   // policy was read from and the policy chosen, which fix its IR; hashing
   // the IR itself would cost more than the rest of the start-up.
@@ -93,11 +85,7 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
   cmd->add_option("--home", f->home, "what ~ stands for (default: the run user's home)");
   cmd->add_flag("--dry-run", f->dry_run, "print each layer and what it enforces; start nothing");
-  cmd->add_option("--dns-server", f->dns_servers,
-                  "IPv4 DNS server for domain grants (repeatable; default: /etc/resolv.conf)");
-  cmd->add_option("--dns-port", f->dns_port, "the DNS servers' port");
-  cmd->add_option("--ttl-floor", f->ttl_floor, "shortest time an answer is trusted (seconds)");
-  cmd->add_option("--ttl-cap", f->ttl_cap, "longest time an answer is trusted (seconds)");
+  AddDnsFlags(cmd, &f->dns);
   cmd->add_option("--std", f->std_dir, "standard library folder");
   cmd->add_option("--color", f->output.color, "colour: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
