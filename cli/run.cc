@@ -4,6 +4,8 @@
 // ward run's own failures use the codes env(1) and chroot(1) use
 // (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
 // found, 124 a limit ended the run.
+#include <sys/stat.h>
+
 #include <iostream>
 
 #include "cli/commands.h"
@@ -42,6 +44,14 @@ int RunRun(const RunFlags& flags) {
   // policy was read from and the policy chosen, which fix its IR; hashing
   // the IR itself would cost more than the rest of the start-up.
   std::string key = std::string("ward ") + WARD_VERSION + "\npolicy " + loaded->ir.name + "\n";
+  // And this very binary: another build of the same version may compile
+  // the same policy differently.
+  struct stat exe;
+  if (stat("/proc/self/exe", &exe) == 0) {
+    key += "exe " + std::to_string(exe.st_dev) + ":" + std::to_string(exe.st_ino) + ":" +
+           std::to_string(exe.st_size) + ":" + std::to_string(exe.st_mtim.tv_sec) + "." +
+           std::to_string(exe.st_mtim.tv_nsec) + "\n";
+  }
   for (size_t i = 0; i < loaded->sources.size(); ++i) {
     const SourceFile& f = loaded->sources.file(static_cast<FileId>(i));
     key += f.real_path + "\n" + std::to_string(f.text.size()) + "\n" + f.text;
