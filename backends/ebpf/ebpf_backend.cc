@@ -9,8 +9,9 @@ class Ebpf final : public Backend {
  public:
   std::string_view name() const override { return "ebpf"; }
   std::string_view description() const override {
-    return "cgroup BPF programs (connect, sendmsg, socket, egress backstop) and their maps: "
-           "network egress by address and port, unix sockets by name";
+    return "cgroup BPF programs (connect, sendmsg, bind, socket, egress and ingress packets) "
+           "and their maps: network egress and ingress by address and port, unix sockets by "
+           "name";
   }
   std::vector<Section> covers() const override { return {Section::kNetwork}; }
 
@@ -29,11 +30,13 @@ class Ebpf final : public Backend {
   // What the program set leaves to other targets, at the rules concerned.
   static void Warn(const ir::NetRules& net, DiagnosticSink& sink) {
     for (const ir::FlatRule& f : net.rules) {
-      if (f.direction == ir::Direction::kIngress) {
-        sink.Warning(Code::kUnenforcedSection, f.span,
-                     "ebpf enforces egress only: ingress rules (and the ingress default deny) "
-                     "are not enforced",
-                     "add -t nftables for ingress");
+      const bool domain =
+          f.peer.kind == ast::PeerKind::kDomain || f.peer.kind == ast::PeerKind::kWildcardDomain;
+      if (f.allow && domain && f.direction == ir::Direction::kIngress) {
+        sink.Warning(Code::kCannotExpress, f.span,
+                     "ebpf does not resolve the names of ingress rules: connections from them "
+                     "are denied",
+                     "allow the addresses instead, or add -t nftables");
       } else if (f.allow && f.peer.kind == ast::PeerKind::kWildcardDomain) {
         sink.Warning(Code::kCannotExpress, f.span,
                      "ebpf resolves names at apply time and cannot resolve a wildcard: flows "

@@ -45,11 +45,11 @@ void AddDeny(Denies& d, const IpPrefix& p, uint32_t id, const ir::NetDecision* w
   if (lo <= hi) d.v4.push_back({{static_cast<V4>(lo), static_cast<V4>(hi)}, id, what});
 }
 
-Denies CollectDenies(const ir::NetRules& net) {
+Denies CollectDenies(const ir::NetRules& net, ir::Direction dir) {
   Denies d;
   for (size_t i = 0; i < net.rules.size(); ++i) {
     const ir::FlatRule& f = net.rules[i];
-    if (f.direction != ir::Direction::kEgress || f.allow) continue;
+    if (f.direction != dir || f.allow) continue;
     const auto id = static_cast<uint32_t>(i + 1);
     switch (f.peer.kind) {
       case ast::PeerKind::kAny: {
@@ -159,9 +159,15 @@ void SetAddr(Cidr* c, V6 a) {
   }
 }
 
+// Where one direction's CIDRs go.
+struct CidrOut {
+  std::vector<Cidr>* exact;
+  std::vector<Cidr>* prefixes;
+};
+
 // Splits [lo, hi] into the fewest CIDRs.
 template <typename A, int kBits>
-void AddCidrs(Range<A> r, const Entry& e, MapContents* out) {
+void AddCidrs(Range<A> r, const Entry& e, CidrOut out) {
   auto low_bits = [](int k) { return k >= kBits ? ~A{0} : static_cast<A>((A{1} << k) - 1); };
   A lo = r.lo;
   while (true) {
@@ -171,7 +177,7 @@ void AddCidrs(Range<A> r, const Entry& e, MapContents* out) {
     SetAddr(&c, lo);
     c.length = static_cast<uint8_t>(kBits - k);
     c.entry = e;
-    (k == 0 ? out->exact : out->prefixes).push_back(c);
+    (k == 0 ? out.exact : out.prefixes)->push_back(c);
     A last = lo | low_bits(k);
     if (last >= r.hi) break;
     lo = last + 1;
@@ -182,7 +188,7 @@ void AddCidrs(Range<A> r, const Entry& e, MapContents* out) {
 // (so every CIDR names the right rule in its events), in address order.
 template <typename A, int kBits>
 bool AddSpace(const std::vector<ir::Piece<A>>& pieces, const std::vector<Deny<A>>& denies,
-              PortSets& sets, MapContents* out) {
+              PortSets& sets, CidrOut out) {
   std::vector<A> starts;
   for (const ir::Piece<A>& p : pieces) starts.push_back(p.range.lo);
   for (const Deny<A>& d : denies) {
@@ -207,6 +213,40 @@ bool AddSpace(const std::vector<ir::Piece<A>>& pieces, const std::vector<Deny<A>
     AddCidrs<A, kBits>({lo, hi}, e, out);
   }
   return true;
+}
+
+// The local ports of one protocol some piece of `ingress` allows, as
+// allowed segments; past WARD_MAX_SEGMENTS ranges, the smallest gaps are
+// filled (a wider bind check: the packets the socket receives are still
+// decided).
+PortSetSegments BindSegments(const ir::Partition& ingress, ir::Protocol proto) {
+  ir::PortSet ports;
+  auto add = [&](const auto& pieces) {
+    for (const auto& p : pieces) {
+      ports = ports.Union(proto == ir::Protocol::kTcp ? p.decision.tcp : p.decision.udp);
+    }
+  };
+  add(ingress.v4);
+  add(ingress.v6);
+  std::vector<std::pair<uint16_t, uint16_t>> r = ports.ranges();
+  while (r.size() > WARD_MAX_SEGMENTS) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < r.size(); ++i) {
+      if (r[i + 1].first - r[i].second < r[best + 1].first - r[best].second) best = i;
+    }
+    r[best].second = r[best + 1].second;
+    r.erase(r.begin() + static_cast<ptrdiff_t>(best) + 1);
+  }
+  PortSetSegments segs;
+  for (auto [lo, hi] : r) segs.push_back({lo, hi, 0, true});
+  return segs;
+}
+
+// The bind check's entry (MapContents::bind).
+bool AddBind(const ir::Partition& ingress, PortSets& sets, Entry* out) {
+  *out = {};
+  return sets.Intern(BindSegments(ingress, ir::Protocol::kTcp), &out->tcp_set) &&
+         sets.Intern(BindSegments(ingress, ir::Protocol::kUdp), &out->udp_set);
 }
 
 std::string Hex(const Cidr& c) {
@@ -307,7 +347,7 @@ bool BuildMaps(const ir::NetRules& net, MapContents* out, DiagnosticSink& sink) 
   for (const ir::FlatRule& f : net.rules) {
     bool domain =
         f.peer.kind == ast::PeerKind::kDomain || f.peer.kind == ast::PeerKind::kWildcardDomain;
-    if (f.direction == ir::Direction::kEgress && !f.allow && domain) {
+    if (!f.allow && domain) {
       sink.Error(Code::kCannotExpress, f.span,
                  "a deny by domain cannot be enforced by ebpf: the name's other addresses get "
                  "through",
@@ -339,10 +379,16 @@ bool BuildMaps(const ir::NetRules& net, MapContents* out, DiagnosticSink& sink) 
     if (!entry.allow.empty()) out->domains.push_back({pattern, entry.allow});
   }
 
-  Denies denies = CollectDenies(net);
+  const Denies denies = CollectDenies(net, ir::Direction::kEgress);
+  const Denies in_denies = CollectDenies(net, ir::Direction::kIngress);
   PortSets sets(&out->portsets);
-  if (!AddSpace<V4, 32>(net.egress.v4, denies.v4, sets, out) ||
-      !AddSpace<V6, 128>(net.egress.v6, denies.v6, sets, out)) {
+  const CidrOut egress{&out->exact, &out->prefixes};
+  const CidrOut ingress{&out->ingress_exact, &out->ingress_prefixes};
+  if (!AddSpace<V4, 32>(net.egress.v4, denies.v4, sets, egress) ||
+      !AddSpace<V6, 128>(net.egress.v6, denies.v6, sets, egress) ||
+      !AddSpace<V4, 32>(net.ingress.v4, in_denies.v4, sets, ingress) ||
+      !AddSpace<V6, 128>(net.ingress.v6, in_denies.v6, sets, ingress) ||
+      !AddBind(net.ingress, sets, &out->bind)) {
     Span at = net.rules.empty() ? Span{} : net.rules.front().span;
     sink.Error(Code::kCannotExpress, at,
                "the policy's ports need more than " + std::to_string(WARD_MAX_SEGMENTS) +
@@ -355,7 +401,7 @@ bool BuildMaps(const ir::NetRules& net, MapContents* out, DiagnosticSink& sink) 
 
 bool EntryForResolved(const ir::NetRules& net, const IpPrefix& addr,
                       const ir::NetDecision& names_allow, MapContents* maps, Entry* out) {
-  Denies denies = CollectDenies(net);
+  Denies denies = CollectDenies(net, ir::Direction::kEgress);
   PortSets sets(&maps->portsets);
   auto find = [](const auto& pieces, auto a) -> const auto& {
     auto it = std::upper_bound(pieces.begin(), pieces.end(), a,
@@ -383,11 +429,11 @@ std::string MapsToJson(const std::string& policy, const MapContents& maps) {
       {"source", "backends/ebpf/bpf/ward.bpf.c"},
       {"layout", "backends/ebpf/bpf/ward_ebpf.h"},
       {"hooks",
-       {"cgroup/connect4", "cgroup/connect6", "cgroup/sendmsg4", "cgroup/sendmsg6",
-        "cgroup/connect_unix", "cgroup/sendmsg_unix", "cgroup/sock_create", "cgroup_skb/egress",
-        "iter/tcp"}},
+       {"cgroup/connect4", "cgroup/connect6", "cgroup/sendmsg4", "cgroup/sendmsg6", "cgroup/bind4",
+        "cgroup/bind6", "cgroup/connect_unix", "cgroup/sendmsg_unix", "cgroup/sock_create",
+        "cgroup_skb/egress", "cgroup_skb/ingress", "iter/tcp"}},
   };
-  j["coverage"] = {{"egress", "ebpf"}, {"ingress", "unenforced"}, {"unix", "ebpf"}};
+  j["coverage"] = {{"egress", "ebpf"}, {"ingress", "ebpf"}, {"unix", "ebpf"}};
   ordered_json rules = ordered_json::array();
   for (size_t i = 1; i < maps.rules.size(); ++i) {
     if (!maps.rules[i].empty()) rules.push_back({{"id", i}, {"text", maps.rules[i]}});
@@ -409,6 +455,15 @@ std::string MapsToJson(const std::string& policy, const MapContents& maps) {
   }
   for (const Cidr& c : maps.exact) j[c.v6 ? "v6_exact" : "v4_exact"].push_back(EntryJson(c));
   for (const Cidr& c : maps.prefixes) j[c.v6 ? "v6_lpm" : "v4_lpm"].push_back(EntryJson(c));
+  ordered_json in = {{"bind", {{"tcp", maps.bind.tcp_set}, {"udp", maps.bind.udp_set}}}};
+  for (const char* name : {"v4_exact", "v4_lpm", "v6_exact", "v6_lpm"}) {
+    in[name] = ordered_json::array();
+  }
+  for (const Cidr& c : maps.ingress_exact)
+    in[c.v6 ? "v6_exact" : "v4_exact"].push_back(EntryJson(c));
+  for (const Cidr& c : maps.ingress_prefixes)
+    in[c.v6 ? "v6_lpm" : "v4_lpm"].push_back(EntryJson(c));
+  j["ingress"] = in;
   ordered_json domains = ordered_json::array();
   for (const DomainGrant& d : maps.domains) {
     domains.push_back({{"pattern", d.pattern},

@@ -1,7 +1,8 @@
 // The contents of the ebpf program set's maps for one policy (README.md):
-// the egress partition split into CIDRs (HASH for /32 and /128, LPM tries
-// for the rest), the port sets they point at, the unix socket names, and
-// the rule texts events name. A pure function of the IR; the backend
+// the egress and ingress partitions split into CIDRs (HASH for /32 and
+// /128, LPM tries for the rest), the port sets they point at (shared by
+// both directions), the ports an explicit bind() may take, the unix socket
+// names, and the rule texts events name. A pure function of the IR; the backend
 // serialises it, the enforcer (enforcers/linux/ebpf.cc) loads it.
 #pragma once
 
@@ -57,8 +58,13 @@ struct UnixName {
 
 struct MapContents {
   std::vector<PortSetSegments> portsets;  // [0] is the empty set
-  std::vector<Cidr> exact;                // /32 and /128: the HASH maps
-  std::vector<Cidr> prefixes;             // the LPM tries
+  std::vector<Cidr> exact;                // egress /32 and /128: the HASH maps
+  std::vector<Cidr> prefixes;             // egress: the LPM tries
+  std::vector<Cidr> ingress_exact;        // ingress, by remote address; ports are local
+  std::vector<Cidr> ingress_prefixes;
+  // The local ports some ingress rule allows from some address (tcp_set,
+  // udp_set; icmp unused): what an explicit bind() may take.
+  Entry bind;
   std::vector<std::string> rules;         // [id]: the rule's text; [0] = ""
   std::vector<DomainGrant> domains;
   std::vector<UnixName> unix_names;  // paths first, each kind sorted
@@ -68,8 +74,9 @@ struct MapContents {
 // the address rules (`net.rules`, whose ids are 1-based indexes).
 uint32_t UnixRuleId(const ir::NetRules& net, size_t index);
 
-// Builds the maps of `net`'s egress partition and unix socket rules. Fails
-// (false, B3002 in `sink`) on a deny by domain, a piece whose ports need
+// Builds the maps of `net`'s egress and ingress partitions and unix socket
+// rules. Fails (false, B3002 in `sink`) on a deny by domain (either
+// direction), a piece whose ports need
 // more than WARD_MAX_SEGMENTS segments, more than WARD_MAX_PORTSETS port
 // sets, more deny rules than WARD_MAX_RULE_TEXTS / 2, or more unix names
 // than WARD_MAX_UNIX_NAMES / 2. `rules` holds the texts of the deny rules

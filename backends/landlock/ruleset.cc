@@ -83,7 +83,9 @@ void BuildNetwork(const ir::NetRules& net, bool address_layer, Ruleset* out, Dia
     out->connect_tcp = egress.every;
     out->connect_tcp_partial = egress.some;
   }
-  if (!(ingress.every == ir::PortSet::All())) {
+  // Under ward run the eBPF layer decides binds exactly (port and
+  // protocol, and port 0 for an ephemeral one), so the ruleset leaves them.
+  if (!(ingress.every == ir::PortSet::All()) && !address_layer) {
     out->handled_access_net |= kNetRights[0].bit;
     out->bind_tcp = ingress.every;
   }
@@ -95,7 +97,7 @@ void BuildNetwork(const ir::NetRules& net, bool address_layer, Ruleset* out, Dia
                "to them",
            "ward run grants them while its eBPF layer checks the destinations");
   }
-  if (!ingress.some.empty()) {
+  if (!ingress.some.empty() && !address_layer) {
     WarnAt(sink, RulesFor(net, ir::Direction::kIngress, ingress.some),
            "landlock grants a TCP port for every address or none: tcp port(s) " +
                ingress.some.ToString() +

@@ -75,8 +75,9 @@ struct Ruleset {
 // concerned: approximations towards deny as warnings, what cannot even be
 // approximated as errors unless `partial`. Returns false on error.
 // `address_layer`: built for ward run, whose eBPF layer holds the address
-// part of TCP grants and refuses the abstract unix names not granted, so
-// the warnings about those are not given.
+// part of TCP grants, decides every bind (TCP and UDP, by port) and refuses
+// the abstract unix names not granted: the ruleset then handles no bind
+// right, and the warnings about those parts are not given.
 bool BuildRuleset(const ir::Policy& policy, bool partial, Ruleset* out, DiagnosticSink& sink,
                   bool address_layer = false);
 

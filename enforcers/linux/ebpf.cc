@@ -80,11 +80,14 @@ const Hook kHooks[] = {
     {"link_connect6", BPF_CGROUP_INET6_CONNECT, [](ward_bpf* s) { return s->progs.ward_connect6; }},
     {"link_sendmsg4", BPF_CGROUP_UDP4_SENDMSG, [](ward_bpf* s) { return s->progs.ward_sendmsg4; }},
     {"link_sendmsg6", BPF_CGROUP_UDP6_SENDMSG, [](ward_bpf* s) { return s->progs.ward_sendmsg6; }},
+    {"link_bind4", BPF_CGROUP_INET4_BIND, [](ward_bpf* s) { return s->progs.ward_bind4; }},
+    {"link_bind6", BPF_CGROUP_INET6_BIND, [](ward_bpf* s) { return s->progs.ward_bind6; }},
     {"link_connect_unix", kCgroupUnixConnect,
      [](ward_bpf* s) { return s->progs.ward_connect_unix; }},
     {"link_sendmsg_unix", kCgroupUnixSendmsg,
      [](ward_bpf* s) { return s->progs.ward_sendmsg_unix; }},
     {"link_egress", BPF_CGROUP_INET_EGRESS, [](ward_bpf* s) { return s->progs.ward_egress; }},
+    {"link_ingress", BPF_CGROUP_INET_INGRESS, [](ward_bpf* s) { return s->progs.ward_ingress; }},
 };
 
 struct Skel {
@@ -124,6 +127,10 @@ bool ClearAll(ward_bpf* s, uint32_t gen, std::string* error) {
          ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.v6_dom), 0, gen, error) &&
          ClearGeneration<ward_v4_lpm_key>(bpf_map__fd(s->maps.v4_lpm), 4, gen, error) &&
          ClearGeneration<ward_v6_lpm_key>(bpf_map__fd(s->maps.v6_lpm), 4, gen, error) &&
+         ClearGeneration<ward_v4_key>(bpf_map__fd(s->maps.in4_exact), 0, gen, error) &&
+         ClearGeneration<ward_v6_key>(bpf_map__fd(s->maps.in6_exact), 0, gen, error) &&
+         ClearGeneration<ward_v4_lpm_key>(bpf_map__fd(s->maps.in4_lpm), 4, gen, error) &&
+         ClearGeneration<ward_v6_lpm_key>(bpf_map__fd(s->maps.in6_lpm), 4, gen, error) &&
          ClearGeneration<ward_rule_key>(bpf_map__fd(s->maps.rules), 0, gen, error) &&
          ClearGeneration<ward_unix_key>(bpf_map__fd(s->maps.unix_names), 0, gen, error);
 }
@@ -151,25 +158,37 @@ bool WritePortSet(ward_bpf* s, uint32_t gen, size_t id, const eb::PortSetSegment
   return true;
 }
 
-bool WriteCidr(ward_bpf* s, uint32_t gen, const eb::Cidr& c, bool exact, std::string* error) {
+// One direction's four address maps.
+struct AddressMaps {
+  bpf_map *v4_exact, *v6_exact, *v4_lpm, *v6_lpm;
+};
+AddressMaps EgressMaps(ward_bpf* s) {
+  return {s->maps.v4_exact, s->maps.v6_exact, s->maps.v4_lpm, s->maps.v6_lpm};
+}
+AddressMaps IngressMaps(ward_bpf* s) {
+  return {s->maps.in4_exact, s->maps.in6_exact, s->maps.in4_lpm, s->maps.in6_lpm};
+}
+
+bool WriteCidr(const AddressMaps& maps, uint32_t gen, const eb::Cidr& c, bool exact,
+               std::string* error) {
   ward_entry e = ToEntry(c.entry);
   int rc;
   if (exact && !c.v6) {
     ward_v4_key k{gen, {}};
     std::memcpy(k.addr, c.addr.data(), 4);
-    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v4_exact), &k, &e, BPF_ANY);
+    rc = bpf_map_update_elem(bpf_map__fd(maps.v4_exact), &k, &e, BPF_ANY);
   } else if (exact) {
     ward_v6_key k{gen, {}};
     std::memcpy(k.addr, c.addr.data(), 16);
-    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_exact), &k, &e, BPF_ANY);
+    rc = bpf_map_update_elem(bpf_map__fd(maps.v6_exact), &k, &e, BPF_ANY);
   } else if (!c.v6) {
     ward_v4_lpm_key k{32u + c.length, gen, {}};
     std::memcpy(k.addr, c.addr.data(), 4);
-    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v4_lpm), &k, &e, BPF_ANY);
+    rc = bpf_map_update_elem(bpf_map__fd(maps.v4_lpm), &k, &e, BPF_ANY);
   } else {
     ward_v6_lpm_key k{32u + c.length, gen, {}};
     std::memcpy(k.addr, c.addr.data(), 16);
-    rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_lpm), &k, &e, BPF_ANY);
+    rc = bpf_map_update_elem(bpf_map__fd(maps.v6_lpm), &k, &e, BPF_ANY);
   }
   if (rc != 0) {
     *error = Errno("writing an address entry", errno);
@@ -192,8 +211,8 @@ bool WriteUnixName(ward_bpf* s, uint32_t gen, const eb::UnixName& u, std::string
   return true;
 }
 
-// Writes one generation: port sets, rule texts, exact entries, prefixes,
-// unix names.
+// Writes one generation: port sets, rule texts, exact entries, prefixes
+// (egress, then ingress), the bind ports, unix names.
 bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::string* error) {
   for (size_t i = 0; i < m.portsets.size(); ++i) {
     if (!WritePortSet(s, gen, i, m.portsets[i], error)) return false;
@@ -209,10 +228,21 @@ bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::st
     }
   }
   for (const eb::Cidr& c : m.exact) {
-    if (!WriteCidr(s, gen, c, true, error)) return false;
+    if (!WriteCidr(EgressMaps(s), gen, c, true, error)) return false;
   }
   for (const eb::Cidr& c : m.prefixes) {
-    if (!WriteCidr(s, gen, c, false, error)) return false;
+    if (!WriteCidr(EgressMaps(s), gen, c, false, error)) return false;
+  }
+  for (const eb::Cidr& c : m.ingress_exact) {
+    if (!WriteCidr(IngressMaps(s), gen, c, true, error)) return false;
+  }
+  for (const eb::Cidr& c : m.ingress_prefixes) {
+    if (!WriteCidr(IngressMaps(s), gen, c, false, error)) return false;
+  }
+  const ward_entry bind = ToEntry(m.bind);
+  if (bpf_map_update_elem(bpf_map__fd(s->maps.in_bind), &gen, &bind, BPF_ANY) != 0) {
+    *error = Errno("writing the bind ports", errno);
+    return false;
   }
   for (const eb::UnixName& u : m.unix_names) {
     if (!WriteUnixName(s, gen, u, error)) return false;
@@ -235,7 +265,8 @@ uint64_t BootNanoseconds() {
 // The answers for the allowed names, each with its decision (the address's
 // own, plus what the names resolving there allow, minus the address denies)
 // and its deadline: the shortest TTL among the answers for that address
-// (IPv4-mapped answers count as IPv4). eBPF enforces egress only.
+// (IPv4-mapped answers count as IPv4). Egress names only: ingress names are
+// not resolved (connections from them are denied).
 std::vector<TimedCidr> TimedAnswers(const ir::NetRules& net,
                                     const std::vector<backend::ResolvedAddress>& resolved,
                                     eb::MapContents* m) {
@@ -597,7 +628,8 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
     return false;
   }
   result->generation = gen;
-  result->entries = maps.exact.size() + maps.prefixes.size() + timed.size();
+  result->entries = maps.exact.size() + maps.prefixes.size() + maps.ingress_exact.size() +
+                    maps.ingress_prefixes.size() + timed.size();
   result->unix_names = maps.unix_names.size();
   result->abstract_unix_open = abstract_open;
   result->replaced = applied;
@@ -769,9 +801,24 @@ std::string FormatEbpfEvent(const void* event, const std::string& rule_text) {
     return std::string(ev.hook == WARD_HOOK_SENDMSG ? "sendmsg" : "connect") + " to unix:" + name +
            " denied (" + reason + ")";
   }
+  const std::string proto_name = ev.proto == IPPROTO_UDP   ? "udp"
+                                 : ev.proto == IPPROTO_TCP ? "tcp"
+                                                           : "protocol " + std::to_string(ev.proto);
+  if (ev.hook == WARD_HOOK_BIND) {
+    return "bind to port " + std::to_string(ev.local_port) + "/" + proto_name + " denied (" +
+           reason + ")";
+  }
   char buf[INET6_ADDRSTRLEN] = {};
   inet_ntop(ev.family == 6 ? AF_INET6 : AF_INET, ev.addr, buf, sizeof buf);
   std::string addr = ev.family == 6 ? "[" + std::string(buf) + "]" : std::string(buf);
+  if (ev.hook == WARD_HOOK_ACCEPT) {
+    if (ev.proto != IPPROTO_TCP && ev.proto != IPPROTO_UDP) {
+      return proto_name + " packet from " + addr + " denied (" + reason + ")";
+    }
+    return std::string(ev.proto == IPPROTO_TCP ? "accept" : "udp receive") + " from " + addr + ":" +
+           std::to_string(ev.port) + " on port " + std::to_string(ev.local_port) + " denied (" +
+           reason + ")";
+  }
   const char* what = ev.hook == WARD_HOOK_CONNECT   ? "connect"
                      : ev.hook == WARD_HOOK_SENDMSG ? "send"
                                                     : "packet";
@@ -895,7 +942,8 @@ class Ebpf final : public NetworkEnforcer {
       e.scope = Target::Kind::kCgroup;
       e.cgroup_id = cfg.cgroup_id;
       e.cgroup = CgroupPathOfId(cfg.cgroup_id);
-      for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm", "v4_dom", "v6_dom"}) {
+      for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm", "v4_dom", "v6_dom",
+                              "in4_exact", "in6_exact", "in4_lpm", "in6_lpm"}) {
         e.elements += MapEntries(EbpfPinDir(n) + "/" + map);
       }
       out->push_back(e);

@@ -1,6 +1,7 @@
 // The ebpf enforcer (backends/ebpf/README.md): Ward's BPF program set
 // loaded through its libbpf skeleton, its maps filled with a policy's egress
-// partition and unix socket names, attached to a cgroup v2 directory with links, and links and
+// and ingress partitions and unix socket names, attached to a cgroup v2
+// directory with links, and links and
 // maps pinned under /sys/fs/bpf/ward/<policy>/ so that enforcement outlives
 // the process that applied it.
 #pragma once
@@ -38,14 +39,17 @@ struct EbpfApplyOptions {
 
 struct EbpfApplyResult {
   uint32_t generation = 0;          // the generation now active
-  size_t entries = 0;               // address entries written (exact + prefixes)
+  size_t entries = 0;               // address entries written (both directions)
   size_t unix_names = 0;            // unix socket names written
   bool abstract_unix_open = false;  // abstract addresses are let through (see the option)
   bool replaced = false;            // a previous generation was replaced
 };
 
-// Enforces `policy`'s egress and unix socket rules on `cgroup` (kernel 6.7
-// or later: the unix hooks). A unix path is matched byte for byte as the
+// Enforces `policy`'s egress, ingress and unix socket rules on `cgroup`
+// (kernel 6.7 or later: the unix hooks). Ingress is stateless (README.md):
+// an explicit bind() to a port no ingress rule allows fails with EPERM; a
+// TCP SYN, and a UDP datagram to an explicitly bound unconnected socket,
+// from a source the rules do not allow is dropped. A unix path is matched byte for byte as the
 // process spelled it, an abstract name exactly; a name no rule grants is
 // refused (EPERM), also one the workload bound itself. First apply: loads
 // the programs, fills generation 0, attaches (links: BPF_F_ALLOW_MULTI
@@ -102,7 +106,10 @@ class EbpfEventReader {
   static std::unique_ptr<EbpfEventReader> Open(const std::string& policy, std::string* error);
   // Waits up to `timeout_ms` for events and appends one line per denial:
   // "connect to 203.0.113.9:443 denied (no rule matched)",
-  // "sendmsg to unix:@name denied (rule 4: deny unix \"@name\")".
+  // "sendmsg to unix:@name denied (rule 4: deny unix \"@name\")",
+  // "bind to port 5353/udp denied (no rule matched)",
+  // "accept from 10.0.0.5:40000 on port 22 denied (no rule matched)",
+  // "udp receive from [fd00::1:5]:40005 on port 5353 denied (no rule matched)".
   bool Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error);
 
  private:

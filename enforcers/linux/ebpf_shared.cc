@@ -1,6 +1,6 @@
 // ward run's network layer without a verifier pass per run (ebpf.h,
-// EbpfAttachShared). Loading Ward's programs costs about a second and a half
-// of verification on this kernel; attaching loaded ones to a cgroup costs
+// EbpfAttachShared). Loading Ward's programs costs over half a second of
+// verification on this kernel; attaching loaded ones to a cgroup costs
 // microseconds. So the programs of one policy (by hash), with their filled
 // maps, are loaded once and kept pinned as a cache, and each run only links
 // them to its own cgroup.

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Ward's egress enforcement for one cgroup v2 tree (backends/ebpf/README.md).
- * Every inet hook decides by the same lookup: the active generation from
+/* Ward's network enforcement for one cgroup v2 tree (backends/ebpf/README.md).
+ * Every egress hook decides by the same lookup: the active generation from
  * `config`, the address in the domain map while its answer has not expired,
  * else in the exact HASH map, else in the LPM trie of the
- * partition's prefixes, then the port set of the protocol. The unix hooks
- * look the socket's name up in `unix_names`. A miss refuses. */
+ * partition's prefixes, then the port set of the protocol. Ingress looks the
+ * source address up the same way in the ingress maps, with the local port.
+ * The unix hooks look the socket's name up in `unix_names`. A miss refuses. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -26,6 +27,7 @@ char LICENSE[] SEC("license") = "GPL";
 #define ETH_P_IP 0x0800
 #define ETH_P_IPV6 0x86DD
 #define TCP_LISTEN 10
+#define BPF_TCP_ESTABLISHED_STATE 1 /* a connected UDP socket's state */
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -82,6 +84,49 @@ struct {
   __type(value, struct ward_entry);
 } v6_lpm SEC(".maps");
 
+/* The ingress partition: keyed by the remote (source) address; the port
+ * sets are over the local port. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v4_key);
+  __type(value, struct ward_entry);
+} in4_exact SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v6_key);
+  __type(value, struct ward_entry);
+} in6_exact SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v4_lpm_key);
+  __type(value, struct ward_entry);
+} in4_lpm SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_LPM_TRIE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __uint(max_entries, WARD_MAX_ENTRIES);
+  __type(key, struct ward_v6_lpm_key);
+  __type(value, struct ward_entry);
+} in6_lpm SEC(".maps");
+
+/* By generation: the local ports some ingress rule allows from some address
+ * (what an explicit bind() may take). */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, WARD_GENERATIONS);
+  __type(key, __u32);
+  __type(value, struct ward_entry);
+} in_bind SEC(".maps");
+
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
   __uint(max_entries, WARD_GENERATIONS* WARD_MAX_PORTSETS);
@@ -111,6 +156,15 @@ struct {
   __type(value, __u32);
 } egress_socks SEC(".maps");
 
+/* Sockets explicitly bound to a port (bind4/6): the UDP datagrams they
+ * receive are decided by the ingress partition. */
+struct {
+  __uint(type, BPF_MAP_TYPE_SK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, __u32);
+} ingress_socks SEC(".maps");
+
 /* Unix socket names: granted, or refused by a deny rule (for events). */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -138,12 +192,15 @@ static __always_inline __u32 generation(void) {
   return (c->generation & 1) | ((c->flags & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
 }
 
-/* The segment holding `port` in a port set, by binary search. */
-static __always_inline struct verdict port_verdict(__u32 gen, __u16 set, __u16 port) {
-  struct verdict v = {0, 0};
-  __u32 idx = gen * WARD_MAX_PORTSETS + (set & (WARD_MAX_PORTSETS - 1));
+/* The verdict of the segment holding `port` in a port set, found by binary
+ * search: WARD_ALLOW, or the refusing rule's id (0: no rule matched). A
+ * global function: the verifier checks it once per program, not once per
+ * path that reaches it (which made it most of the programs' verification
+ * cost). */
+__noinline __u32 ward_port_verdict(__u32 gen, __u32 set, __u32 port) {
+  __u32 idx = (gen & 1) * WARD_MAX_PORTSETS + (set & (WARD_MAX_PORTSETS - 1));
   struct ward_portset* ps = bpf_map_lookup_elem(&portsets, &idx);
-  if (!ps) return v;
+  if (!ps) return 0;
   __u32 lo = 0, hi = ps->count;
   if (hi > WARD_MAX_SEGMENTS) hi = WARD_MAX_SEGMENTS;
 #pragma unroll
@@ -161,11 +218,14 @@ static __always_inline struct verdict port_verdict(__u32 gen, __u16 set, __u16 p
     __u32 i = lo & (WARD_MAX_SEGMENTS - 1);
     asm volatile("" : "+r"(i)); /* keep the mask where the verifier sees it */
     struct ward_segment* s = &ps->seg[i & (WARD_MAX_SEGMENTS - 1)];
-    if (s->lo <= port && port <= s->hi) {
-      v.allow = s->verdict == WARD_ALLOW;
-      v.rule = s->verdict & ~WARD_ALLOW;
-    }
+    if (s->lo <= port && port <= s->hi) return s->verdict;
   }
+  return 0;
+}
+
+static __always_inline struct verdict port_verdict(__u32 gen, __u16 set, __u16 port) {
+  __u32 r = ward_port_verdict(gen, set, port);
+  struct verdict v = {r == WARD_ALLOW, r & ~WARD_ALLOW};
   return v;
 }
 
@@ -229,8 +289,35 @@ static __always_inline struct verdict decide6(__u32 flags_gen, const __u32* a, _
   return entry_verdict(gen, e, proto, port);
 }
 
-static __always_inline void report(__u32 gen, __u8 hook, __u8 family, __u8 proto, __u16 port,
-                                   const __u32* addr, __u32 rule) {
+/* Ingress: the source address in the ingress maps (no domain maps), the
+ * local port in the protocol's port set. `gen`: the bare generation. */
+static __always_inline struct verdict ingress4(__u32 gen, __u32 addr, __u8 proto, __u16 port) {
+  struct ward_v4_key k = {.generation = gen};
+  __builtin_memcpy(k.addr, &addr, 4);
+  struct ward_entry* e = bpf_map_lookup_elem(&in4_exact, &k);
+  if (!e) {
+    struct ward_v4_lpm_key lk = {.prefixlen = 64, .generation = gen};
+    __builtin_memcpy(lk.addr, &addr, 4);
+    e = bpf_map_lookup_elem(&in4_lpm, &lk);
+  }
+  return entry_verdict(gen, e, proto, port);
+}
+
+static __always_inline struct verdict ingress6(__u32 gen, const __u32* a, __u8 proto, __u16 port) {
+  if (is_mapped(a)) return ingress4(gen, a[3], proto, port);
+  struct ward_v6_key k = {.generation = gen};
+  __builtin_memcpy(k.addr, a, 16);
+  struct ward_entry* e = bpf_map_lookup_elem(&in6_exact, &k);
+  if (!e) {
+    struct ward_v6_lpm_key lk = {.prefixlen = 160, .generation = gen};
+    __builtin_memcpy(lk.addr, a, 16);
+    e = bpf_map_lookup_elem(&in6_lpm, &lk);
+  }
+  return entry_verdict(gen, e, proto, port);
+}
+
+static __always_inline void report_local(__u32 gen, __u8 hook, __u8 family, __u8 proto, __u16 port,
+                                         __u16 local_port, const __u32* addr, __u32 rule) {
   struct ward_event* ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
   if (!ev) return;
   __builtin_memset(ev, 0, sizeof(*ev));
@@ -241,12 +328,18 @@ static __always_inline void report(__u32 gen, __u8 hook, __u8 family, __u8 proto
   ev->family = family;
   ev->proto = proto;
   ev->port = port;
+  ev->local_port = local_port;
   if (family == 4) {
     __builtin_memcpy(ev->addr, addr, 4);
   } else if (family == 6) {
     __builtin_memcpy(ev->addr, addr, 16);
   }
   bpf_ringbuf_submit(ev, 0);
+}
+
+static __always_inline void report(__u32 gen, __u8 hook, __u8 family, __u8 proto, __u16 port,
+                                   const __u32* addr, __u32 rule) {
+  report_local(gen, hook, family, proto, port, 0, addr, rule);
 }
 
 /* The protocol a sock_addr call speaks: ping sockets are ICMP. */
@@ -307,6 +400,33 @@ int ward_sendmsg4(struct bpf_sock_addr* ctx) { return addr4(ctx, WARD_HOOK_SENDM
 
 SEC("cgroup/sendmsg6")
 int ward_sendmsg6(struct bpf_sock_addr* ctx) { return addr6(ctx, WARD_HOOK_SENDMSG); }
+
+/* An explicit bind() to a port: refused (EPERM) unless some ingress rule
+ * allows that local port from some address; allowed ones are marked, so
+ * that cgroup_skb/ingress decides the UDP datagrams they receive. Port 0
+ * (the kernel picks an ephemeral one) passes unmarked: a client's socket,
+ * like the ones connect() and sendmsg() bind implicitly (which never run
+ * this hook). Ping sockets have a bind of their own and never reach it. */
+static __always_inline int bind_port(struct bpf_sock_addr* ctx, __u8 family) {
+  __u16 port = bpf_ntohs((__u16)ctx->user_port);
+  if (port == 0) return 1;
+  __u8 proto = ctx->type == SOCK_STREAM ? IPPROTO_TCP : IPPROTO_UDP;
+  __u32 gen = generation() & 1;
+  struct verdict v = entry_verdict(gen, bpf_map_lookup_elem(&in_bind, &gen), proto, port);
+  if (!v.allow) {
+    __u32 none[4] = {};
+    report_local(gen, WARD_HOOK_BIND, family, proto, 0, port, none, 0);
+    return 0;
+  }
+  if (ctx->sk) bpf_sk_storage_get(&ingress_socks, ctx->sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+  return 1;
+}
+
+SEC("cgroup/bind4")
+int ward_bind4(struct bpf_sock_addr* ctx) { return bind_port(ctx, 4); }
+
+SEC("cgroup/bind6")
+int ward_bind6(struct bpf_sock_addr* ctx) { return bind_port(ctx, 6); }
 
 /* offsetof(struct sockaddr_un, sun_path) */
 #define SUN_PATH_OFFSET 2
@@ -468,6 +588,74 @@ int ward_egress(struct __sk_buff* skb) {
     return 0;
   }
   return 1; /* not IP (ARP has no socket here) */
+}
+
+/* Ingress, stateless: what arrives at a socket of the cgroup. A TCP SYN
+ * without ACK (a new connection to a listener) and a UDP datagram to an
+ * explicitly bound, unconnected socket are decided by the ingress partition
+ * (source address, local port); everything else passes: TCP segments of
+ * established flows and handshakes the workload started, datagrams to
+ * connected UDP sockets (the kernel delivers them only their peer's, which
+ * connect decided) and to implicitly bound ones, ICMP to ping sockets (echo
+ * replies: the kernel answers echo requests itself, no socket sees them).
+ * A packet whose protocol is not the socket's (IPv6 extension headers are
+ * not walked) is dropped. */
+SEC("cgroup_skb/ingress")
+int ward_ingress(struct __sk_buff* skb) {
+  struct bpf_sock* sk = skb->sk;
+  if (!sk) return 1;
+  sk = bpf_sk_fullsock(sk);
+  if (!sk) return 1;
+  __u8 sproto = sk->protocol;
+  if (sproto == IPPROTO_UDP) {
+    if (sk->state == BPF_TCP_ESTABLISHED_STATE) return 1;
+    if (!bpf_sk_storage_get(&ingress_socks, sk, 0, 0)) return 1;
+  } else if (sproto != IPPROTO_TCP) {
+    return 1;
+  }
+  __u32 gen = generation() & 1;
+  __u8 l4[4] = {};
+  __u32 a[4] = {};
+  __u32 off;
+  __u8 proto, family;
+  if (skb->protocol == bpf_htons(ETH_P_IP)) {
+    struct iphdr ip;
+    if (bpf_skb_load_bytes(skb, 0, &ip, sizeof(ip))) return 0;
+    off = (ip.ihl & 0xf) * 4;
+    proto = ip.protocol;
+    a[0] = ip.saddr;
+    family = 4;
+  } else if (skb->protocol == bpf_htons(ETH_P_IPV6)) {
+    struct ipv6hdr ip6;
+    if (bpf_skb_load_bytes(skb, 0, &ip6, sizeof(ip6))) return 0;
+    off = sizeof(ip6);
+    proto = ip6.nexthdr;
+    __builtin_memcpy(a, &ip6.saddr, 16);
+    family = is_mapped(a) ? 4 : 6;
+  } else {
+    return 1;
+  }
+  /* The address events name: a mapped one by its IPv4 part. */
+  const __u32* src = skb->protocol == bpf_htons(ETH_P_IPV6) && family == 4 ? &a[3] : a;
+  if (proto != sproto) {
+    report(gen, WARD_HOOK_ACCEPT, family, proto, 0, src, 0);
+    return 0;
+  }
+  if (proto == IPPROTO_TCP) {
+    __u8 flags;
+    if (bpf_skb_load_bytes(skb, off + 13, &flags, 1)) return 0;
+    if ((flags & 0x12) != 0x02) return 1; /* not a first SYN */
+  }
+  if (bpf_skb_load_bytes(skb, off, l4, 4)) return 0;
+  __u16 sport = (__u16)l4[0] << 8 | l4[1], dport = (__u16)l4[2] << 8 | l4[3];
+  struct verdict v;
+  if (skb->protocol == bpf_htons(ETH_P_IP))
+    v = ingress4(gen, a[0], proto, dport);
+  else
+    v = ingress6(gen, a, proto, dport);
+  if (v.allow) return 1;
+  report_local(gen, WARD_HOOK_ACCEPT, family, proto, sport, dport, src, v.rule);
+  return 0;
 }
 
 /* The flow cutter, run by the enforcer after each generation flip: every

@@ -35,6 +35,12 @@ typedef uint64_t ward_u64;
 #define WARD_MAX_UNIX_NAMES (1u << 16)
 #define WARD_UNIX_NAME 108
 
+/* The ingress partition has maps of its own (`in4_exact`, `in6_exact`,
+ * `in4_lpm`, `in6_lpm`: keys and entries as egress, keyed by the remote
+ * address, the port sets over the local port) and `in_bind`, an ARRAY
+ * indexed by generation: the ports some ingress rule allows from some
+ * address, as a ward_entry (tcp_set, udp_set). */
+
 struct ward_config {
   ward_u32 generation;   /* 0 or 1: the generation every program decides by */
   ward_u32 cgroup_level; /* level of the enforced cgroup (the flow cutter) */
@@ -127,6 +133,8 @@ enum ward_hook {
   WARD_HOOK_SENDMSG = 2,
   WARD_HOOK_SOCKET = 3,
   WARD_HOOK_PACKET = 4, /* cgroup_skb/egress backstop */
+  WARD_HOOK_BIND = 5,   /* cgroup/bind4, bind6: `local_port` is the port asked for */
+  WARD_HOOK_ACCEPT = 6, /* cgroup_skb/ingress: a TCP SYN or a UDP datagram arriving */
 };
 
 /* A denial, in the ring buffer `events`. */
@@ -139,11 +147,11 @@ struct ward_event {
                      or WARD_FAMILY_UNIX */
   ward_u8 proto;  /* IPPROTO_TCP / _UDP / _ICMP (ICMPv6 reported as ICMP) */
   ward_u8 pad;
-  ward_u16 port; /* host order */
-  ward_u16 pad2;
+  ward_u16 port;       /* host order; ingress: the remote port */
+  ward_u16 local_port; /* WARD_HOOK_ACCEPT, _BIND: the local port, host order */
   ward_u32 sock_type;  /* WARD_HOOK_SOCKET: the refused socket's family << 16 | type */
   ward_u32 sock_proto; /* WARD_HOOK_SOCKET: its protocol */
-  ward_u8 addr[16];    /* v4 in the first 4 bytes */
+  ward_u8 addr[16];    /* v4 in the first 4 bytes; ingress: the source */
   /* WARD_FAMILY_UNIX: the name connected or sent to, as in ward_unix_key. */
   ward_u8 unix_abstract;
   ward_u8 unix_len;

@@ -37,7 +37,7 @@ TEST_CASE("ebpf artifact: deterministic bytes, CIDRs, port segments with rule id
         })") != std::string::npos);
   // A /32 piece goes to the exact map.
   CHECK(json.find(R"("addr": "10.0.0.5")") != std::string::npos);
-  CHECK(json.find(R"("ingress": "unenforced")") != std::string::npos);
+  CHECK(json.find(R"("ingress": "ebpf")") != std::string::npos);
 }
 
 TEST_CASE("ebpf maps: a range that is no single CIDR is split, pieces are disjoint") {
@@ -76,14 +76,108 @@ TEST_CASE("ebpf: deny by domain is refused, wildcard allows warned about") {
   CHECK(c->Diagnostics().find("a deny by domain cannot be enforced by ebpf") != std::string::npos);
 }
 
-TEST_CASE("ebpf: ingress rules are reported as unenforced") {
+TEST_CASE("ebpf artifact: the ingress partition by remote address, the ports bind may take") {
   auto c = CompileWith(B(), R"(policy p {
   network {
+    allow tcp to 10.0.0.0/8 port 443
     allow ingress tcp from 10.0.0.0/8 port 8080
+    deny ingress tcp from 10.1.0.0/16 port 8080
+    allow ingress udp from ::1 port 5353
   }
 })");
   REQUIRE(c->result.ok);
-  CHECK(c->Diagnostics().find("B3001") != std::string::npos);
+  CHECK(c->Diagnostics().find("B3001") == std::string::npos);
+  const std::string& json = c->Artifact("p.ebpf.json");
+  CHECK(json.find(R"("cgroup/bind4",)") != std::string::npos);
+  CHECK(json.find(R"("cgroup/bind6",)") != std::string::npos);
+  CHECK(json.find(R"("cgroup_skb/ingress",)") != std::string::npos);
+  // Port sets: 0 empty, 1 = 443 (egress), 2 = 8080, 3 = 8080 refused by
+  // rule 3, 4 = 5353.
+  CHECK(json.find(R"(  "ingress": {
+    "bind": {
+      "tcp": 2,
+      "udp": 4
+    },
+    "v4_exact": [],
+    "v4_lpm": [
+      {
+        "prefix": "10.0.0.0/16",
+        "tcp": 2,
+        "udp": 0,
+        "icmp": false
+      },
+      {
+        "prefix": "10.1.0.0/16",
+        "tcp": 3,
+        "udp": 0,
+        "icmp": false
+      },
+      {
+        "prefix": "10.2.0.0/15",
+        "tcp": 2,
+        "udp": 0,
+        "icmp": false
+      },)") != std::string::npos);
+  CHECK(json.find(R"("v6_exact": [
+      {
+        "addr": "::1",
+        "tcp": 0,
+        "udp": 4,
+        "icmp": false
+      }
+    ],)") != std::string::npos);
+  CHECK(json.find(R"("text": "deny ingress tcp from 10.1.0.0/16 port 8080")") != std::string::npos);
+  backend::ebpf::MapContents m;
+  DiagnosticSink sink;
+  REQUIRE(backend::ebpf::BuildMaps(c->ir.network, &m, sink));
+  // The egress maps hold the egress partition only.
+  REQUIRE(m.prefixes.size() == 1);
+  CHECK(m.prefixes[0].length == 8);
+  CHECK(m.portsets[m.bind.tcp_set] == backend::ebpf::PortSetSegments{{8080, 8080, 0, true}});
+}
+
+TEST_CASE("ebpf: ingress by domain: allows are warned about (denied), denies refused") {
+  auto c = CompileWith(B(), R"(policy p {
+  network {
+    allow ingress tcp from "peer.example.com" port 8080
+  }
+})");
+  REQUIRE(c->result.ok);
+  CHECK(c->Diagnostics().find("warning[B3002]: ebpf does not resolve the names of ingress rules: "
+                              "connections from them are denied") != std::string::npos);
+  auto d = CompileWith(B(), R"(policy p {
+  network {
+    allow ingress tcp from any port 8080
+    deny ingress tcp from "evil.example.com"
+  }
+})");
+  CHECK_FALSE(d->result.ok);
+  CHECK(d->Diagnostics().find("a deny by domain cannot be enforced by ebpf") != std::string::npos);
+}
+
+TEST_CASE("ebpf maps: a bind set past the segment limit is widened across its smallest gaps") {
+  // Two addresses, 33 ports each (within the limit per entry), 66 together.
+  std::string a, b;
+  for (int i = 0; i < 33; ++i) {
+    a += (i ? ", " : "") + std::to_string(1000 + 10 * i);
+    b += (i ? ", " : "") + std::to_string(2000 + 10 * i);
+  }
+  auto c =
+      CompileWith(B(), "policy p {\n  network {\n    allow ingress udp from 10.0.0.1 ports " + a +
+                           "\n    allow ingress udp from 10.0.0.2 ports " + b + "\n  }\n}\n");
+  REQUIRE(c->result.ok);
+  backend::ebpf::MapContents m;
+  DiagnosticSink sink;
+  REQUIRE(backend::ebpf::BuildMaps(c->ir.network, &m, sink));
+  const backend::ebpf::PortSetSegments& bind = m.portsets[m.bind.udp_set];
+  REQUIRE(bind.size() == 64);
+  // 66 ports, 64 segments: the first two of the equal smallest gaps were
+  // filled; the wide gap between the two lists stays.
+  CHECK(bind[0] == backend::ebpf::Segment{1000, 1020, 0, true});
+  CHECK(bind[1] == backend::ebpf::Segment{1030, 1030, 0, true});
+  CHECK(bind[30] == backend::ebpf::Segment{1320, 1320, 0, true});
+  CHECK(bind[31] == backend::ebpf::Segment{2000, 2000, 0, true});
+  CHECK(bind[63] == backend::ebpf::Segment{2320, 2320, 0, true});
 }
 
 TEST_CASE("ebpf artifact: unix socket names, deny over allow, rule ids after the address rules") {

@@ -401,6 +401,37 @@ TEST_CASE("ward run: user, kept capabilities and the cpu limits", "[root]") {
   CHECK(Leftovers("rt-busy").empty());
 }
 
+TEST_CASE("ward run: binds follow the ingress rules, ephemeral ones work", "[root]") {
+  const std::string file =
+      WriteTemp("bind.ward",
+                "ward 1\nimport \"std/linux.ward\"\npolicy rt-bind extends linux-base {\n"
+                "  filesystem {\n    allow read \"" +
+                    ScratchDir() +
+                    "\"\n  }\n"
+                    "  network {\n    allow ingress tcp from 127.0.0.1 port 8080\n  }\n}\n");
+  const std::string probe =
+      "import errno, socket\n"
+      "def bind(kind, port):\n"
+      "    s = socket.socket(socket.AF_INET, kind)\n"
+      "    try:\n"
+      "        s.bind(('127.0.0.1', port))\n"
+      "        return 'ok'\n"
+      "    except OSError as e:\n"
+      "        return errno.errorcode[e.errno]\n"
+      "    finally:\n"
+      "        s.close()\n"
+      "print(bind(socket.SOCK_STREAM, 8080), bind(socket.SOCK_STREAM, 8081),\n"
+      "      bind(socket.SOCK_DGRAM, 8080), bind(socket.SOCK_STREAM, 0), bind(socket.SOCK_DGRAM, "
+      "0))\n";
+  const std::string script = WriteTemp("bind.py", probe);
+  // Positive control: every bind works outside the sandbox.
+  CHECK(Shell("/usr/bin/python3 " + script).out == "ok ok ok ok ok\n");
+  Run r = Ward("run " + file + " -- /usr/bin/python3 " + script, kStdEnv);
+  INFO(r.err);
+  // TCP 8080 is allowed from some address; 8081 and UDP 8080 from none.
+  CHECK(r.out == "ok EPERM EPERM ok ok\n");
+}
+
 TEST_CASE("ward run: timeout kills the run with 124", "[root]") {
   const std::string file = WriteTemp("timeout.ward", Policy("rt-timeout", "timeout 1s"));
   const auto start = std::chrono::steady_clock::now();
