@@ -1,9 +1,11 @@
 #include "backends/seccomp/filter.h"
 
 #include <linux/filter.h>
+#include <linux/netlink.h>
 #include <seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -330,11 +332,48 @@ bool BuildTerminalGuard(std::string* bpf, std::string* error) {
     return false;
   }
   int rc = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
-  // ioctl's command is an unsigned int: the kernel ignores the upper half.
+  auto add = [&](uint32_t action, int nr, unsigned count, scmp_arg_cmp cmp) {
+    if (rc == 0)
+      rc = count ? seccomp_rule_add(ctx, action, nr, 1, cmp) : seccomp_rule_add(ctx, action, nr, 0);
+  };
+  // ioctl's command and the modes are unsigned ints: the kernel ignores the
+  // upper half.
   for (const unsigned long cmd : {TIOCSTI, TIOCLINUX}) {
-    if (rc == 0) {
-      rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
-                            SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, cmd));
+    add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffULL, cmd));
+  }
+  // clone3 takes its flags in memory seccomp cannot read, CLONE_INTO_CGROUP
+  // among them (a way out of the run's cgroup); ENOSYS makes libc fall back
+  // to clone, whose flags the policy's filter sees.
+  add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
+  // Packet sockets see and forge every frame of the host's interfaces; the
+  // language never grants them.
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
+      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_PACKET));
+  // Nor does a workload ever configure the host's firewall (nftables,
+  // iptables-nft), even under a policy that keeps CAP_NET_ADMIN.
+  if (rc == 0) {
+    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
+                          SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_NETLINK),
+                          SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffULL, NETLINK_NETFILTER));
+  }
+  // A setuid or setgid bit set by the workload (root in the host's user
+  // namespace) on a file it can write would hand root to whoever runs the
+  // file later, outside the sandbox.
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(chmod), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 06000, 06000));
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(chmod), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 06000, 04000));
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(chmod), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 06000, 02000));
+  for (int nr : {SCMP_SYS(fchmod)}) {
+    for (unsigned v : {06000u, 04000u, 02000u}) {
+      add(SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A1(SCMP_CMP_MASKED_EQ, 06000, v));
+    }
+  }
+  // fchmodat2 (Linux 6.6) is newer than libseccomp 2.5.4: by number, which
+  // every architecture shares for syscalls added since 5.1.
+  int fchmodat2 = seccomp_syscall_resolve_name("fchmodat2");
+  if (fchmodat2 == __NR_SCMP_ERROR) fchmodat2 = 452;
+  for (int nr : {SCMP_SYS(fchmodat), fchmodat2}) {
+    for (unsigned v : {06000u, 04000u, 02000u}) {
+      add(SCMP_ACT_ERRNO(EPERM), nr, 1, SCMP_A2(SCMP_CMP_MASKED_EQ, 06000, v));
     }
   }
   int export_error = 0;

@@ -22,9 +22,12 @@ struct Filter {
 bool BuildFilter(const ir::SyscallRules& rules, Arch arch, Filter* out, DiagnosticSink& sink);
 
 // ward run's own guard, stacked on every policy's filter for the machine's
-// architecture: ioctl TIOCSTI and TIOCLINUX fail with EPERM whatever the
-// policy allows. They push input into the terminal the workload shares with
-// the user's shell, which would run it after the sandbox is gone. Other
+// architecture, refusing whatever the policy allows: ioctl TIOCSTI and
+// TIOCLINUX (they push input into the terminal the workload shares with the
+// user's shell, which would run it after the sandbox is gone), clone3
+// (ENOSYS: its flags, CLONE_INTO_CGROUP among them, are out of seccomp's
+// reach), packet sockets and netfilter netlink sockets, and setting a
+// setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2). Other
 // architectures kill the process, as in BuildFilter.
 bool BuildTerminalGuard(std::string* bpf, std::string* error);
 

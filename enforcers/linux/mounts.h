@@ -1,18 +1,31 @@
-// Read-only bind mounts for `deny write` nested in `allow write` (part of
-// step 3 of `ward run`). Landlock can only grant, so on its own a deny inside
-// an allowed tree costs the tree's directories along the denied path every
-// entry created in them later (the walk's Losses): under a policy that
-// protects `.git/hooks` and `.git/config` in a writable checkout, git could
-// not even create `.git/index.lock`. When the denied path exists when the run
-// starts, a read-only bind mount of it over itself, in the run's own mount
-// namespace, enforces the deny exactly (writes fail with EROFS; renaming or
-// removing the mount point fails with EBUSY), and the Landlock ruleset can
-// grant the enclosing tree whole. A denied path that does not exist yet keeps
-// the Landlock approximation (mounting needs something to mount on).
+// The run's own mount namespace (part of step 3 of `ward run`), a second
+// filesystem layer under Landlock for what Landlock does not see. In order:
 //
-// Two halves: PlanReadOnlyMounts (supervisor) picks the paths and takes
-// their rules out of the Landlock ruleset; ApplyReadOnlyMounts (child, before
-// Landlock) makes the mounts.
+//   hidden     Ward's own state (BPF pins, caches, run records) is covered by
+//              an empty read-only tmpfs, whatever the policy grants: no run
+//              can open a pinned link to detach it, or write a cached filter
+//              another run will load.
+//   read-only  every mount is made read-only (mount_setattr, recursive), then
+//              the paths the policy lets the workload write are bound over
+//              themselves read-write. Landlock has no right for metadata: a
+//              workload that is root in the host's user namespace owns root's
+//              files and could chmod, chown or touch them anywhere; on a
+//              read-only mount it gets EROFS.
+//   denies     a `deny write` of an existing path inside a writable tree is
+//              a read-only bind of that path over itself: exact (EROFS;
+//              moving or removing it fails with EBUSY), so the Landlock
+//              ruleset can grant the tree whole (without it, git could not
+//              even create `.git/index.lock` under a policy that protects
+//              `.git/hooks`). A granted unix socket path is bound the same
+//              way, so the workload cannot replace it with a link to another
+//              socket.
+//   pinned     the directories between a writable tree's root and such a
+//              path are bound over themselves: a mount point cannot be
+//              renamed, so the workload cannot move the protected path's
+//              parent aside and put its own in its place.
+//
+// Two halves: PlanMounts in the supervisor, ApplyMounts in the child before
+// Landlock (which forbids mounting afterwards).
 #pragma once
 
 #include <optional>
@@ -20,26 +33,46 @@
 #include <vector>
 
 #include "compiler/filesystem.h"
+#include "compiler/network.h"
 
 namespace ward::enforce {
 
-// Picks every literal `deny write` pattern whose path exists now as a
-// directory or a regular file (no symbolic link on the way), lies inside a
-// tree the policy lets the workload write, and has no `allow write` below
-// it; erases those patterns' write rules from `rules` (the Landlock copy),
-// and returns the paths.
-std::vector<std::string> PlanReadOnlyMounts(ir::FileRules& rules,
-                                            const std::optional<std::string>& home);
+struct MountPlan {
+  std::vector<std::string> hidden;
+  bool read_only_root = true;  // false when the policy lets the workload write "/"
+  std::vector<std::string> writable;
+  std::vector<std::string> read_only;  // denied paths and unix sockets
+  std::vector<std::string> pinned;
+};
+
+// Takes the `deny write` patterns it turns into read-only binds out of
+// `rules` (the copy the Landlock ruleset is built from): every literal
+// pattern whose path exists now as a directory or regular file, with no
+// symbolic link on the way, inside a writable tree, with no `allow write`
+// below it. Returns those paths.
+std::vector<std::string> PlanDenyMounts(ir::FileRules& rules,
+                                        const std::optional<std::string>& home);
+
+// Completes the plan: `writable` from the Landlock grants with the write
+// right, `hidden` from the candidate paths that exist, the granted unix
+// socket paths, and the pinned directories (judged with the policy's own
+// `rules`). False with *error when a granted socket does not exist yet in a
+// folder the workload may write (nothing to bind: the grant could be
+// redirected).
+bool PlanMounts(const ir::FileRules& rules, const std::optional<std::string>& home,
+                const std::vector<ir::UnixRule>& unix_rules,
+                const std::vector<std::string>& writable_grants,
+                const std::vector<std::string>& hide, MountPlan* plan, std::string* error);
 
 struct MountFailure {
-  const char* step = nullptr;  // "unshare(CLONE_NEWNS)", "mount --make-rprivate", ...
+  const char* step = nullptr;  // "unshare(CLONE_NEWNS)", "mount --bind", ...
   int error = 0;
 };
 
-// A private mount namespace (propagation cut off from the host's), then
-// each path bound over itself and remounted read-only, nosuid, nodev. Runs
-// in the child with CAP_SYS_ADMIN, before Landlock forbids mounting; no
-// allocation. With no paths it does nothing.
-bool ApplyReadOnlyMounts(const std::vector<std::string>& paths, MountFailure* failure);
+// In the child with CAP_SYS_ADMIN, before Landlock; makes no allocation.
+bool ApplyMounts(const MountPlan& plan, MountFailure* failure);
+
+// One line per mount, for `ward run --dry-run`.
+std::string DescribeMounts(const MountPlan& plan);
 
 }  // namespace ward::enforce

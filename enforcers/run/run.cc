@@ -51,7 +51,7 @@ struct RunPlan {
   std::string ebpf_source;
   // Step 3.
   backend::landlock::Ruleset ruleset;
-  std::vector<std::string> ro_mounts;  // mounts.h
+  MountPlan mounts;  // mounts.h
   PreparedLandlock landlock;
   LandlockOptions landlock_options;
   std::string home;
@@ -332,7 +332,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   // read-only bind mounts, so the Landlock ruleset is built without their
   // denies and grants those trees whole.
   ir::Policy landlock_policy = policy;
-  plan->ro_mounts = PlanReadOnlyMounts(
+  plan->mounts.read_only = PlanDenyMounts(
       landlock_policy.filesystem, plan->home.empty() ? std::nullopt : std::optional(plan->home));
   if (!backend::landlock::BuildRuleset(landlock_policy, /*partial=*/false, &plan->ruleset, sink,
                                        /*address_layer=*/true)) {
@@ -346,21 +346,6 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   }
   int exec_err = 0;
   plan->path = FindExecutable(argv[0], plan->env, &exec_err);
-
-  // The unix layer matches a socket path as the workload spells it: a
-  // workload that may create entries next to a granted socket could put a
-  // symbolic link there to any other socket.
-  for (const ir::UnixRule& u : policy.network.unix_rules) {
-    if (!u.allow || u.abstract || u.name.empty() || u.name.front() != '/') continue;
-    const std::string parent = u.name.substr(0, std::max<size_t>(u.name.rfind('/'), 1));
-    if (policy.filesystem.Decide(parent + "/.ward-probe", ir::FsRight::kWrite, plan->home).allow) {
-      sink.Warning(Code::kCannotExpress, u.span,
-                   "the workload may write " + parent + ", so it could replace " + u.name +
-                       " with a link to another socket, which the unix layer would then let "
-                       "it reach",
-                   "grant sockets in folders the workload cannot write");
-    }
-  }
 
   // 1. cgroup.
   if (!PlanRunCgroup(policy.limits, plan->run_id, &plan->cgroup, error)) {
@@ -430,6 +415,20 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   if (!PrepareLandlock(plan->ruleset, plan->landlock_options, &plan->landlock, error)) {
     return nullptr;  // "landlock: STEP: why" already
   }
+  // The run's mount namespace: Ward's own state hidden, every mount
+  // read-only but the writable grants, exact denies and unix grants fixed.
+  std::vector<std::string> writable;
+  for (const backend::landlock::Grant& g : plan->landlock.grants) {
+    if (g.rights & backend::landlock::RightBit(ir::FsRight::kWrite)) writable.push_back(g.path);
+  }
+  const std::string bpffs = EbpfPinDir("");
+  const std::vector<std::string> hide = {options.state_dir, options.cache_dir,
+                                         bpffs.substr(0, bpffs.rfind("/ward"))};
+  if (!PlanMounts(policy.filesystem, plan->landlock_options.home, policy.network.unix_rules,
+                  writable, hide, &plan->mounts, error)) {
+    *error = "filesystem: " + *error;
+    return nullptr;
+  }
   plan->exec_error = exec_err;
   return plan;
 }
@@ -471,11 +470,10 @@ std::string DescribeRun(const RunPlan& plan) {
         << "\n";
   }
   out << "   unix sockets: none granted but those above\n";
-  out << "3. landlock (ABI " << plan.landlock.abi
+  out << "3. filesystem: mount namespace, then landlock (ABI " << plan.landlock.abi
       << ", ~ = " << (plan.home.empty() ? "unset" : plan.home) << ")\n";
-  for (const std::string& p : plan.ro_mounts) {
-    out << "   read-only bind mount " << p << " (deny write, exact; own mount namespace)\n";
-  }
+  std::istringstream mount_lines(DescribeMounts(plan.mounts));
+  for (std::string line; std::getline(mount_lines, line);) out << "   " << line << "\n";
   std::istringstream lines(DescribeLandlock(plan.landlock));
   for (std::string line; std::getline(lines, line);) out << "   " << line << "\n";
   out << "4. process\n";
@@ -548,8 +546,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
       ChildFail(fd, step, errno, kRunSetupFailed);
     }
     MountFailure mf;
-    if (!ApplyReadOnlyMounts(plan.ro_mounts, &mf))
-      ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
+    if (!ApplyMounts(plan.mounts, &mf)) ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
     LandlockFailure lf;
     if (!ApplyLandlock(plan.landlock, plan.landlock_options, &lf)) {
       ChildFail(fd, lf.step, lf.error, kRunSetupFailed);

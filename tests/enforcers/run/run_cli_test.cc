@@ -359,7 +359,7 @@ TEST_CASE("ward run: an existing path denied for writing in a writable tree is a
   // The mounts stayed in the run's namespace.
   CHECK(Slurp("/proc/self/mountinfo").find(tree) == std::string::npos);
   Run dry = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
-  CHECK(dry.out.find("   read-only bind mount " + tree + "/config (deny write") !=
+  CHECK(dry.out.find("   read-only bind " + tree + "/config (exact deny write") !=
         std::string::npos);
   CHECK(dry.out.find("   grant " + tree + " read,write\n") != std::string::npos);
   // Positive control: the same script without the sandbox changes both.
@@ -466,8 +466,11 @@ TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]")
   for (const char* line :
        {"1. cgroup ", "   limit memory: 268435456 bytes, no swap on top\n",
         "2. network (eBPF on the run's cgroup", "   egress allow tcp to 127.0.0.1 port 9\n",
-        "3. landlock (ABI ", "   grant /proc read\n", "4. process\n", "   no_new_privileges\n",
-        "   capabilities: every one dropped from every set\n", "5. seccomp: "}) {
+        "3. filesystem: mount namespace, then landlock (ABI ",
+        "   every mount read-only, but 1 writable grants bound read-write\n",
+        "   hide /sys/fs/bpf (empty read-only tmpfs)\n", "   grant /proc read\n", "4. process\n",
+        "   no_new_privileges\n", "   capabilities: every one dropped from every set\n",
+        "5. seccomp: "}) {
     CHECK(r.out.find(line) != std::string::npos);
   }
   CHECK(Leftovers("rt-dry").empty());
