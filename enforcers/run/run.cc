@@ -341,7 +341,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   }
   if (!LoadOrBuildFilter(*plan, sink, error)) return nullptr;
   if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
-    *error = "seccomp: the terminal guard: " + *error;
+    *error = "seccomp: the guard filter: " + *error;
     return nullptr;
   }
   int exec_err = 0;
@@ -483,7 +483,8 @@ std::string DescribeRun(const RunPlan& plan) {
       << (plan.policy.process.env_allowed.empty() ? " (unchanged)" : " (env allow)") << "\n";
   out << "5. seccomp: " << plan.filter.size() / 8 << " instructions for " << ArchName(MachineArch())
       << ", " << plan.filter_source << "\n"
-      << "   and ward run's guard: ioctl TIOCSTI and TIOCLINUX refused (EPERM)\n";
+      << "   and ward run's guard: ioctl TIOCSTI and TIOCLINUX, packet and netfilter sockets, "
+         "setuid and setgid bits refused (EPERM); clone3 (ENOSYS)\n";
   return out.str();
 }
 
