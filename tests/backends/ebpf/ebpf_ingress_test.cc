@@ -28,18 +28,11 @@
 #include "enforcers/linux/ebpf.h"
 #include "tests/backends/ebpf/ebpf_fixture.h"
 
+#include "tests/root_guard.h"
 namespace ward::test::ebpf {
 namespace {
 
-struct RootGuard : Catch::TestEventListenerBase {
-  using TestEventListenerBase::TestEventListenerBase;
-  void testRunStarting(const Catch::TestRunInfo&) override {
-    if (geteuid() == 0) return;
-    std::cout << "skipped: the ebpf enforcement tests need root\n" << std::flush;
-    std::_Exit(77);
-  }
-};
-CATCH_REGISTER_LISTENER(RootGuard)
+WARD_SKIP_UNLESS_ROOT("the ebpf ingress tests");
 
 constexpr const char* kPolicyName = "ebpfingress";
 

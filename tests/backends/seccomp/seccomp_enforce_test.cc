@@ -25,18 +25,12 @@
 #include "tests/backends/seccomp/child.h"
 #include "tests/backends/seccomp/seccomp_fixture.h"
 
+#include "tests/root_guard.h"
 namespace ward::test {
 namespace {
 
 // Without root these tests cannot run: exit 77 (CTest: skipped) first.
-struct RootGuard : Catch::TestEventListenerBase {
-  using TestEventListenerBase::TestEventListenerBase;
-  void testRunStarting(const Catch::TestRunInfo&) override {
-    if (geteuid() == 0) return;
-    std::cout << "skipped: the seccomp enforcement tests need root\n" << std::flush;
-    std::_Exit(77);
-  }
-};
+WARD_SKIP_UNLESS_ROOT("the seccomp enforcement tests");
 
 using Kind = ir::SysAction::Kind;
 namespace sc = backend::seccomp;
@@ -116,8 +110,6 @@ long* Low() {
 }
 
 }  // namespace
-
-CATCH_REGISTER_LISTENER(RootGuard)
 
 // ---- actions --------------------------------------------------------------------
 

@@ -30,20 +30,13 @@
 
 #include "tests/enforcers/escape/escape_fixture.h"
 
+#include "tests/root_guard.h"
 namespace ward::test {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RootGuard : Catch::TestEventListenerBase {
-  using TestEventListenerBase::TestEventListenerBase;
-  void testRunStarting(const Catch::TestRunInfo&) override {
-    if (geteuid() == 0) return;
-    std::cout << "skipped: the escape tests need root\n" << std::flush;
-    std::_Exit(77);
-  }
-};
-CATCH_REGISTER_LISTENER(RootGuard)
+WARD_SKIP_UNLESS_ROOT("the escape tests");
 
 // Read by the probe through process_vm_readv in the host-process case.
 volatile char g_host_marker[16] = "host-marker";
