@@ -65,7 +65,7 @@ struct MapContents {
   // The local ports some ingress rule allows from some address (tcp_set,
   // udp_set; icmp unused): what an explicit bind() may take.
   Entry bind;
-  std::vector<std::string> rules;         // [id]: the rule's text; [0] = ""
+  std::vector<std::string> rules;  // [id]: the rule's text; [0] = ""
   std::vector<DomainGrant> domains;
   std::vector<UnixName> unix_names;  // paths first, each kind sorted
 };

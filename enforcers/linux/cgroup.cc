@@ -219,7 +219,6 @@ bool CreateRunCgroup(const ir::Limits& limits, RunCgroup* c, std::string* error)
       *error = limit + ": " + e;
       return false;
     }
-    c->limits.push_back({limit, d->path + "/" + file, value});
     return true;
   };
   for (const auto& [name, lv] : limits) {

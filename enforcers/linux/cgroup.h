@@ -32,17 +32,9 @@ struct CgroupDir {
   int procs_fd = -1;       // cgroup.procs, open for writing (close-on-exec)
 };
 
-// One limit as applied: for --dry-run and the run's record.
-struct CgroupLimit {
-  std::string limit;  // the IR's name: "memory"
-  std::string file;   // absolute path written
-  std::string value;  // what was written
-};
-
 struct RunCgroup {
   CgroupDir v2;
   std::vector<CgroupDir> v1;  // one per v1 hierarchy a limit needed
-  std::vector<CgroupLimit> limits;
   uint64_t v2_id = 0;          // the v2 directory's inode: the cgroup id
   std::string cpu_usage_file;  // for cpu_time: cpu.stat (v2) or cpuacct.usage (v1)
 };

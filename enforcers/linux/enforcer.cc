@@ -20,34 +20,41 @@
 
 namespace ward::enforce {
 
-std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& policy,
-                                                          const DnsOptions& dns,
-                                                          DiagnosticSink& sink) {
-  std::vector<backend::ResolvedAddress> out;
+std::vector<std::pair<ir::Direction, std::string>> NamesToResolve(const ir::Policy& policy) {
+  std::vector<std::pair<ir::Direction, std::string>> out;
   for (ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
     const auto& domains = d == ir::Direction::kEgress ? policy.network.egress_domains
                                                       : policy.network.ingress_domains;
     for (const auto& [pattern, entry] : domains) {
-      if (pattern.rfind("*.", 0) == 0 || entry.allow.empty()) continue;
-      std::vector<DnsAnswer> answers;
-      std::string error;
-      if (!ResolveName(pattern, dns, &answers, &error) || answers.empty()) {
-        Span span;
-        for (const ir::FlatRule& r : policy.network.rules) {
-          if (r.direction == d && r.allow && r.peer.kind == ast::PeerKind::kDomain &&
-              ir::NormaliseDomain(r.peer.domain) == pattern) {
-            span = r.span;
-            break;
-          }
-        }
-        sink.Warning(Code::kCannotExpress, span,
-                     "\"" + pattern + "\" did not resolve" + (error.empty() ? "" : ": " + error) +
-                         "; flows to it stay denied until it does",
-                     "check the name and the DNS server");
-        continue;
-      }
-      for (const DnsAnswer& a : answers) out.push_back({d, pattern, a.address, a.ttl});
+      if (pattern.rfind("*.", 0) != 0 && !entry.allow.empty()) out.emplace_back(d, pattern);
     }
+  }
+  return out;
+}
+
+std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& policy,
+                                                          const DnsOptions& dns,
+                                                          DiagnosticSink& sink) {
+  std::vector<backend::ResolvedAddress> out;
+  for (const auto& [d, pattern] : NamesToResolve(policy)) {
+    std::vector<DnsAnswer> answers;
+    std::string error;
+    if (!ResolveName(pattern, dns, &answers, &error) || answers.empty()) {
+      Span span;
+      for (const ir::FlatRule& r : policy.network.rules) {
+        if (r.direction == d && r.allow && r.peer.kind == ast::PeerKind::kDomain &&
+            ir::NormaliseDomain(r.peer.domain) == pattern) {
+          span = r.span;
+          break;
+        }
+      }
+      sink.Warning(Code::kCannotExpress, span,
+                   "\"" + pattern + "\" did not resolve" + (error.empty() ? "" : ": " + error) +
+                       "; flows to it stay denied until it does",
+                   "check the name and the DNS server");
+      continue;
+    }
+    for (const DnsAnswer& a : answers) out.push_back({d, pattern, a.address, a.ttl});
   }
   return out;
 }

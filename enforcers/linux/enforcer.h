@@ -54,6 +54,10 @@ struct ApplyOptions {
   DnsOptions dns;
 };
 
+// The domain grants that name one host, which an address-based enforcer
+// resolves (a wildcard cannot be resolved ahead of time), by direction.
+std::vector<std::pair<ir::Direction, std::string>> NamesToResolve(const ir::Policy& policy);
+
 // Resolves every domain grant of the policy that names one host (a wildcard
 // cannot be resolved ahead of time; backends warn about those). A name that
 // does not resolve, or whose server does not answer, gets no addresses (its

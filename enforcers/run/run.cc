@@ -48,7 +48,6 @@ struct RunPlan {
   // Step 2.
   std::vector<backend::ResolvedAddress> resolved;
   bool ebpf_applied = false;
-  std::string ebpf_source;
   // Step 3.
   backend::landlock::Ruleset ruleset;
   MountPlan mounts;  // mounts.h
@@ -230,21 +229,19 @@ std::vector<backend::ResolvedAddress> ResolveConcurrently(const ir::Policy& poli
                                                           const DnsOptions& dns,
                                                           DiagnosticSink& sink) {
   std::vector<std::future<std::pair<std::vector<backend::ResolvedAddress>, DiagnosticSink>>> jobs;
-  for (ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
-    const auto& domains = d == ir::Direction::kEgress ? policy.network.egress_domains
-                                                      : policy.network.ingress_domains;
-    for (const auto& [pattern, entry] : domains) {
-      if (pattern.rfind("*.", 0) == 0 || entry.allow.empty()) continue;
-      ir::Policy one;
-      one.network.rules = policy.network.rules;
-      (d == ir::Direction::kEgress ? one.network.egress_domains
-                                   : one.network.ingress_domains)[pattern] = entry;
-      jobs.push_back(std::async(std::launch::async, [one = std::move(one), dns] {
-        DiagnosticSink s;
-        auto answers = ResolveDomainGrants(one, dns, s);
-        return std::make_pair(std::move(answers), std::move(s));
-      }));
-    }
+  for (const auto& [d, pattern] : NamesToResolve(policy)) {
+    // A policy holding this one grant, so ResolveDomainGrants resolves it
+    // alone and still finds its rule for a warning.
+    const bool egress = d == ir::Direction::kEgress;
+    ir::Policy one;
+    one.network.rules = policy.network.rules;
+    (egress ? one.network.egress_domains : one.network.ingress_domains)[pattern] =
+        (egress ? policy.network.egress_domains : policy.network.ingress_domains).at(pattern);
+    jobs.push_back(std::async(std::launch::async, [one = std::move(one), dns] {
+      DiagnosticSink s;
+      auto answers = ResolveDomainGrants(one, dns, s);
+      return std::make_pair(std::move(answers), std::move(s));
+    }));
   }
   std::vector<backend::ResolvedAddress> out;
   for (auto& job : jobs) {
@@ -253,15 +250,6 @@ std::vector<backend::ResolvedAddress> ResolveConcurrently(const ir::Policy& poli
     for (const Diagnostic& diag : s.diagnostics()) sink.Report(diag);
   }
   return out;
-}
-
-bool HasNamesToResolve(const ir::Policy& policy) {
-  for (const auto* domains : {&policy.network.egress_domains, &policy.network.ingress_domains}) {
-    for (const auto& [pattern, entry] : *domains) {
-      if (pattern.rfind("*.", 0) != 0 && !entry.allow.empty()) return true;
-    }
-  }
-  return false;
 }
 
 std::string HomeOf(const RunPlan& plan) {
@@ -390,15 +378,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // A policy without names to resolve has the same maps in every run:
     // its programs are loaded once and only linked to each run's cgroup.
     bool ok;
-    if (!HasNamesToResolve(policy) && !options.policy_hash.empty()) {
+    if (NamesToResolve(policy).empty() && !options.policy_hash.empty()) {
       bool hit = false;
       ok = EbpfAttachShared(policy, options.policy_hash.substr(0, 16), cg, ebpf_options,
                             plan->net_policy, options.state_dir, net_sink, &hit, error);
-      plan->ebpf_source = hit ? "programs loaded by an earlier run of this policy"
-                              : "programs loaded now and kept for later runs";
     } else {
       ok = EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
-      plan->ebpf_source = "programs loaded for this run (names resolved for it)";
     }
     for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
     if (!ok) {

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "enforcers/linux/ebpf.h"
 #include "tests/backends/ebpf/ebpf_fixture.h"
@@ -335,16 +336,30 @@ std::vector<std::string> Events(enforce::EbpfEventReader& reader, size_t n) {
   return lines;
 }
 
-TEST_CASE("bind: a port no ingress rule allows is refused with EPERM, port 0 is not", "[root]") {
+// The processes of most cases: `in` in the enforced cgroup, `free` in a
+// sibling (the controls), `client` in a third cgroup; Enforce() applies
+// kPolicy to the enforced cgroup and opens its event reader.
+struct Scene {
   Environment env;
   Removal removal;
-  const std::string enforced = env.Cgroup("enforced"), sibling = env.Cgroup("sibling");
-  Agent in(enforced, env.netns_path()), free(sibling, env.netns_path());
-  Apply(CompilePolicy(kPolicy), enforced);
-  std::string error;
-  auto reader = enforce::EbpfEventReader::Open(kPolicyName, &error);
-  INFO(error);
-  REQUIRE(reader);
+  const std::string enforced = env.Cgroup("enforced"), sibling = env.Cgroup("sibling"),
+                    clients = env.Cgroup("clients");
+  Agent in{enforced, env.netns_path()}, free{sibling, env.netns_path()},
+      client{clients, env.netns_path()};
+  std::unique_ptr<enforce::EbpfEventReader> reader;
+
+  void Enforce() {
+    Apply(CompilePolicy(kPolicy), enforced);
+    std::string error;
+    reader = enforce::EbpfEventReader::Open(kPolicyName, &error);
+    INFO(error);
+    REQUIRE(reader);
+  }
+};
+
+TEST_CASE_METHOD(Scene, "bind: a port no ingress rule allows is refused with EPERM, port 0 is not",
+                 "[root]") {
+  Enforce();
 
   // Nothing allows 7002; 7001 is TCP only, 5353 UDP only.
   CHECK(in.Run(Bind(SOCK_STREAM, "0.0.0.0", 7002, 1)) == EPERM);
@@ -377,22 +392,13 @@ TEST_CASE("bind: a port no ingress rule allows is refused with EPERM, port 0 is 
                               });
 }
 
-TEST_CASE("TCP: a SYN from a source the ingress rules do not allow is dropped", "[root]") {
-  Environment env;
-  Removal removal;
-  const std::string enforced = env.Cgroup("enforced"), sibling = env.Cgroup("sibling");
-  const std::string clients = env.Cgroup("clients");
-  Agent in(enforced, env.netns_path()), free(sibling, env.netns_path());
-  Agent client(clients, env.netns_path());
+TEST_CASE_METHOD(Scene, "TCP: a SYN from a source the ingress rules do not allow is dropped",
+                 "[root]") {
   // The listeners exist before the policy: the SYN check does not depend on
   // how the socket was bound.
   REQUIRE(in.Run(Bind(SOCK_STREAM, "10.0.0.1", 7001, 1)) == 0);
   REQUIRE(free.Run(Bind(SOCK_STREAM, "10.0.0.2", 7001, 1)) == 0);
-  Apply(CompilePolicy(kPolicy), enforced);
-  std::string error;
-  auto reader = enforce::EbpfEventReader::Open(kPolicyName, &error);
-  INFO(error);
-  REQUIRE(reader);
+  Enforce();
 
   // Allowed source: connected and accepted, then data flows both ways.
   REQUIRE(client.Run(Connect("10.0.0.5", 0, "10.0.0.1", 7001, 1)) == 0);
@@ -418,18 +424,9 @@ TEST_CASE("TCP: a SYN from a source the ingress rules do not allow is dropped", 
         });
 }
 
-TEST_CASE("UDP: a datagram to a bound socket from a source not allowed is dropped", "[root]") {
-  Environment env;
-  Removal removal;
-  const std::string enforced = env.Cgroup("enforced"), sibling = env.Cgroup("sibling");
-  const std::string clients = env.Cgroup("clients");
-  Agent in(enforced, env.netns_path()), free(sibling, env.netns_path());
-  Agent client(clients, env.netns_path());
-  Apply(CompilePolicy(kPolicy), enforced);
-  std::string error;
-  auto reader = enforce::EbpfEventReader::Open(kPolicyName, &error);
-  INFO(error);
-  REQUIRE(reader);
+TEST_CASE_METHOD(Scene, "UDP: a datagram to a bound socket from a source not allowed is dropped",
+                 "[root]") {
+  Enforce();
   REQUIRE(in.Run(Bind(SOCK_DGRAM, "10.0.0.1", 5353, 1)) == 0);
   REQUIRE(free.Run(Bind(SOCK_DGRAM, "10.0.0.2", 5353, 1)) == 0);
 
@@ -484,18 +481,9 @@ TEST_CASE("the workload's own TCP and UDP flows get their replies", "[root]") {
   CHECK(workload.Run(Recv(1)) == 0);
 }
 
-TEST_CASE("IPv6 sources, and IPv4 sources on a dual-stack socket (mapped)", "[root]") {
-  Environment env;
-  Removal removal;
-  const std::string enforced = env.Cgroup("enforced"), sibling = env.Cgroup("sibling");
-  const std::string clients = env.Cgroup("clients");
-  Agent in(enforced, env.netns_path()), free(sibling, env.netns_path());
-  Agent client(clients, env.netns_path());
-  Apply(CompilePolicy(kPolicy), enforced);
-  std::string error;
-  auto reader = enforce::EbpfEventReader::Open(kPolicyName, &error);
-  INFO(error);
-  REQUIRE(reader);
+TEST_CASE_METHOD(Scene, "IPv6 sources, and IPv4 sources on a dual-stack socket (mapped)",
+                 "[root]") {
+  Enforce();
 
   REQUIRE(in.Run(Bind(SOCK_STREAM, "fd00::1", 7001, 1)) == 0);
   REQUIRE(free.Run(Bind(SOCK_STREAM, "fd00::2", 7001, 1)) == 0);

@@ -496,15 +496,21 @@ int UdpSendmmsg(const Address& a) {
   return AwaitEcho(fd);
 }
 
+// A path or abstract unix address; returns its length.
+socklen_t UnixAddress(const std::string& name, bool abstract, sockaddr_un* a) {
+  *a = sockaddr_un{};
+  a->sun_family = AF_UNIX;
+  if (name.size() + 2 > sizeof a->sun_path) Usage("unix name too long");
+  std::memcpy(a->sun_path + (abstract ? 1 : 0), name.data(), name.size());
+  return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + (abstract ? 1 : 0) + name.size() +
+                                (abstract ? 0 : 1));
+}
+
 int Unix(const std::string& name, bool abstract) {
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Fail(errno);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  if (name.size() + 2 > sizeof a.sun_path) Usage("unix name too long");
-  std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
-  const socklen_t len = static_cast<socklen_t>(
-      offsetof(sockaddr_un, sun_path) + (abstract ? 1 : 0) + name.size() + (abstract ? 0 : 1));
+  sockaddr_un a;
+  const socklen_t len = UnixAddress(name, abstract, &a);
   return Check(connect(fd, reinterpret_cast<sockaddr*>(&a), len));
 }
 
@@ -512,12 +518,8 @@ int Unix(const std::string& name, bool abstract) {
 int UnixDgram(const std::string& name, bool abstract) {
   const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return Fail(errno);
-  sockaddr_un a{};
-  a.sun_family = AF_UNIX;
-  if (name.size() + 2 > sizeof a.sun_path) Usage("unix name too long");
-  std::memcpy(a.sun_path + (abstract ? 1 : 0), name.data(), name.size());
-  const socklen_t len = static_cast<socklen_t>(
-      offsetof(sockaddr_un, sun_path) + (abstract ? 1 : 0) + name.size() + (abstract ? 0 : 1));
+  sockaddr_un a;
+  const socklen_t len = UnixAddress(name, abstract, &a);
   return Check(sendto(fd, "ward", 4, 0, reinterpret_cast<sockaddr*>(&a), len));
 }
 
