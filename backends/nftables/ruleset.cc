@@ -670,15 +670,35 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   const Term reset{"reject with tcp reset", {{"reject", {{"type", "tcp reset"}}}}};
   const Term prohibited{"reject with icmpx admin-prohibited",
                         {{"reject", {{"type", "icmpx"}, {"expr", "admin-prohibited"}}}}};
+  // The drop chains (an interface scope: a VM's tap) pass IPv6 neighbour
+  // discovery first: without it the VM and the host cannot resolve each
+  // other's link-layer address and no IPv6 packet, allowed or not, gets
+  // through (conntrack does not track these messages, so no `ct direction`
+  // rule would match them). Hop limit 255 is what RFC 4861 requires of them
+  // and what no forwarded packet carries.
+  const Term nd{
+      "icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert }",
+      {{"match",
+        {{"op", "=="},
+         {"left", Payload("icmpv6", "type")},
+         {"right", {{"set", json::array({"nd-neighbor-solicit", "nd-neighbor-advert"})}}}}}}};
+  const Term hop255 = Match("ip6 hoplimit 255", Payload("ip6", "hoplimit"), 255);
+  // A drop is silent: the named counters `egress_dropped` and
+  // `ingress_dropped` are what it leaves (`nft list counters`).
+  std::vector<std::string> counters;
   std::vector<Chain> chains = {egress, ingress, allow};
   for (const char* dir : {"egress", "ingress"}) {
     chains.push_back(
         {std::string(dir) + "_reject",
          "",
          {MakeRule({Verdict("jump", dir)}), MakeRule({tcp, reset}), MakeRule({prohibited})}});
+    const std::string counter = std::string(dir) + "_dropped";
+    counters.push_back(counter);
+    const Term count{"counter name \"" + counter + "\"", {{"counter", counter}}};
     chains.push_back({std::string(dir) + "_drop",
                       "",
-                      {MakeRule({Verdict("jump", dir)}), MakeRule({Verdict("drop")})}});
+                      {MakeRule({nd, hop255, Verdict("accept")}), MakeRule({Verdict("jump", dir)}),
+                       MakeRule({count, Verdict("drop")})}});
   }
   for (Chain& c : BaseChains(options.scope)) chains.push_back(std::move(c));
 
@@ -695,6 +715,7 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   text += RemoveText(table);
   text += "table inet " + table + " {\n";
   for (size_t i = 0; i < sets.size(); ++i) RenderSetText(sets[i], text);
+  for (const std::string& c : counters) text += "\tcounter " + c + " {\n\t}\n";
   for (const Chain& c : chains) RenderChainText(c, text);
   text += "}\n";
 
@@ -704,6 +725,9 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   cmds.push_back({{"delete", {{"table", TableRef(table)}}}});
   cmds.push_back({{"add", {{"table", TableRef(table)}}}});
   for (const Set& s : sets) cmds.push_back({{"add", {{"set", SetJson(table, s)}}}});
+  for (const std::string& c : counters) {
+    cmds.push_back({{"add", {{"counter", {{"family", "inet"}, {"table", table}, {"name", c}}}}}});
+  }
   for (const Chain& c : chains) {
     json j = {{"family", "inet"}, {"table", table}, {"name", c.name}};
     if (!c.hook.empty()) {

@@ -60,6 +60,10 @@ const char* OpName(Op op) {
       return "tcp hold";
     case Op::kCheckHeld:
       return "held round trip";
+    case Op::kPingSend:
+      return "ping send";
+    case Op::kPingReply:
+      return "ping reply";
   }
   return "?";
 }
@@ -104,7 +108,9 @@ std::vector<Case> Cases() {
   add(V4(Op::kPingConnect, "10.200.2.7", 0), false, "10.200.2.7");
   // ICMPv6 over a connected ping socket (connect6 refuses). Unconnected, the
   // backstop drops the echo but the kernel discards that error
-  // (icmpv6_push_pending_frames returns nothing): no EPERM to assert.
+  // (icmpv6_push_pending_frames returns nothing): no EPERM to assert; the
+  // test case "an unconnected ICMPv6 echo ..." asserts that denial by its
+  // event and the namespace's ICMPv6 counters instead.
   add(V6(Op::kPingConnect, "fd00::10", 0), true, "fd00::10");
   add(V6(Op::kPingConnect, "fd00::11", 0), false, "fd00::11");
   add(V6(Op::kPing, "fd00::10", 0), true, "fd00::10");
@@ -296,6 +302,87 @@ TEST_CASE("denials produce events naming the rule", "[root]") {
                      "udp send to [fd00::7]:22 denied (no rule matched)",
                      "connect to 10.9.0.2:443 denied (rule 2: deny tcp to 10.9.0.0/16 port 443)",
                  });
+}
+
+// An unconnected ICMPv6 echo: no address hook sees it (sendmsg6 runs for
+// UDP only) and the error of the backstop's drop never reaches sendto(), so
+// the denial is asserted by what the kernel reports instead of by an errno:
+// the backstop's event, and the namespace's own ICMPv6 counters (the echo
+// request never arrived, no reply left). Allowed echoes under the same
+// policy, and every echo without it, are the controls.
+TEST_CASE("an unconnected ICMPv6 echo the backstop drops is reported and never answered",
+          "[root]") {
+  Environment env;
+  Cleanup cleanup{{"ebpftest"}};
+  const std::string cg = env.Cgroup("policy");
+  Prober in(cg, env.netns_path());
+  const Probe allowed = V6(Op::kPing, "fd00::10", 0), by_rule = V6(Op::kPing, "fd00::12", 0),
+              unmatched = V6(Op::kPing, "fd00::1:11", 0);
+  // Counted over one probe: echo requests the namespace received, replies
+  // the probe got back.
+  struct Delta {
+    uint64_t requests, replies;
+  };
+  auto run = [&](const Probe& p, Outcome* outcome) {
+    const uint64_t req = Snmp6(in.pid(), "Icmp6InEchos");
+    const uint64_t rep = Snmp6(in.pid(), "Icmp6InEchoReplies");
+    *outcome = in.Run(p);
+    return Delta{Snmp6(in.pid(), "Icmp6InEchos") - req,
+                 Snmp6(in.pid(), "Icmp6InEchoReplies") - rep};
+  };
+  Outcome o = -1;
+  for (const Probe& p : {allowed, by_rule, unmatched}) {  // no policy: all answered
+    const Delta d = run(p, &o);
+    CHECK(o == 0);
+    CHECK(d.requests == 1);
+    CHECK(d.replies == 1);
+  }
+  Apply(CompilePolicy("policy ebpftest { network {\n"
+                      "  allow icmp to fd00::/120\n"
+                      "  deny icmp to fd00::12\n"
+                      "} }"),
+        cg);
+  std::string error;
+  auto reader = enforce::EbpfEventReader::Open("ebpftest", &error);
+  INFO(error);
+  REQUIRE(reader);
+  std::vector<std::string> lines;
+  REQUIRE(reader->Poll(0, &lines, &error));
+  lines.clear();
+  // The positive control under the policy: answered, and no event.
+  Delta d = run(allowed, &o);
+  CHECK(o == 0);
+  CHECK(d.requests == 1);
+  CHECK(d.replies == 1);
+  REQUIRE(reader->Poll(100, &lines, &error));
+  CHECK(lines.empty());
+  // The denials: the event is written before sendto() returns (the backstop
+  // runs in the sending call), the request never reached the namespace's
+  // ICMPv6 input and no reply came.
+  struct Denied {
+    Probe probe;
+    std::string event;
+  };
+  for (const Denied& c :
+       {Denied{by_rule, "icmp packet to [fd00::12] denied (rule 2: deny icmp to fd00::12)"},
+        Denied{unmatched, "icmp packet to [fd00::1:11] denied (no rule matched)"}}) {
+    INFO(c.event);
+    lines.clear();
+    d = run(c.probe, &o);
+    REQUIRE(reader->Poll(100, &lines, &error));
+    CHECK(lines == std::vector<std::string>{c.event});
+    CHECK(d.requests == 0);
+    CHECK(d.replies == 0);
+    CHECK(o == ETIMEDOUT);
+  }
+  // Removed: answered again.
+  Remove("ebpftest");
+  for (const Probe& p : {allowed, by_rule, unmatched}) {
+    d = run(p, &o);
+    CHECK(o == 0);
+    CHECK(d.requests == 1);
+    CHECK(d.replies == 1);
+  }
 }
 
 }  // namespace

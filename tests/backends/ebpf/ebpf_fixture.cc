@@ -75,7 +75,14 @@ int RoundTrip(int fd) {
   return 0;
 }
 
-int held_fd = -1;
+int held_fd = -1, held_ping = -1;
+
+uint8_t* EchoRequest(uint8_t (&pkt)[16], bool v6) {
+  std::memset(pkt, 0, sizeof pkt);
+  pkt[0] = v6 ? 128 : ICMP_ECHO;  // echo request; the kernel sets id and checksum
+  pkt[7] = 1;
+  return pkt;
+}
 
 Outcome DoProbe(const Probe& p) {
   sockaddr_storage ss;
@@ -111,9 +118,8 @@ Outcome DoProbe(const Probe& p) {
           socket(family, SOCK_DGRAM | SOCK_CLOEXEC, p.v6 ? int{IPPROTO_ICMPV6} : int{IPPROTO_ICMP});
       if (fd < 0) return errno;
       Timeouts(fd);
-      uint8_t pkt[16] = {};
-      pkt[0] = p.v6 ? 128 : ICMP_ECHO;  // echo request; the kernel sets id and checksum
-      pkt[7] = 1;
+      uint8_t pkt[16];
+      EchoRequest(pkt, p.v6);
       int rc = 0;
       if (p.op == Op::kPingConnect && connect(fd, sa, len) != 0) {
         rc = errno;
@@ -124,6 +130,23 @@ Outcome DoProbe(const Probe& p) {
         rc = RecvErr();
       }
       close(fd);
+      return rc;
+    }
+    case Op::kPingSend: {
+      if (held_ping >= 0) close(held_ping);
+      held_ping =
+          socket(family, SOCK_DGRAM | SOCK_CLOEXEC, p.v6 ? int{IPPROTO_ICMPV6} : int{IPPROTO_ICMP});
+      if (held_ping < 0) return errno;
+      Timeouts(held_ping);
+      uint8_t pkt[16];
+      return sendto(held_ping, EchoRequest(pkt, p.v6), sizeof pkt, 0, sa, len) < 0 ? errno : 0;
+    }
+    case Op::kPingReply: {
+      if (held_ping < 0) return EBADF;
+      uint8_t pkt[16];
+      int rc = recv(held_ping, pkt, sizeof pkt, 0) < 0 ? RecvErr() : 0;
+      close(held_ping);
+      held_ping = -1;
       return rc;
     }
     case Op::kUdpConnect:
@@ -363,6 +386,17 @@ Environment::~Environment() {
   for (auto it = cgroups_.rbegin(); it != cgroups_.rend(); ++it) rmdir(it->c_str());
   rmdir(cg_root_.c_str());
   Sh("ip netns del " + netns_);
+}
+
+uint64_t Snmp6(pid_t pid, const std::string& name) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/net/snmp6");
+  std::string key;
+  uint64_t value = 0;
+  while (f >> key >> value) {
+    if (key == name) return value;
+  }
+  FAIL("no " << name << " in /proc/" << pid << "/net/snmp6");
+  return 0;
 }
 
 ir::Policy CompilePolicy(const std::string& source) {

@@ -31,6 +31,8 @@ enum class Op : int32_t {
   kSocket,       // socket(family, type, protocol) only
   kHoldTcp,      // connect() and keep the connection (one at a time)
   kCheckHeld,    // a round trip on the held connection
+  kPingSend,     // an unconnected ICMP / ICMPv6 echo, sent only: the socket is kept
+  kPingReply,    // the echo reply on the kept ping socket, which is then closed
 };
 
 struct Probe {
@@ -75,6 +77,10 @@ class Environment {
   std::vector<std::string> cgroups_;
   pid_t server_ = -1;
 };
+
+// A counter of the IPv6 statistics (/proc/net/snmp6, e.g. "Icmp6InEchos")
+// of the network namespace `pid` is in; REQUIREs it is there.
+uint64_t Snmp6(pid_t pid, const std::string& name);
 
 // Compiles Ward source (its last policy) to the IR; REQUIREs no errors.
 ir::Policy CompilePolicy(const std::string& source);

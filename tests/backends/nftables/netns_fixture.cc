@@ -38,7 +38,9 @@ void Must(bool ok, const std::string& what) {
 
 // ---- servers ------------------------------------------------------------------
 
-[[noreturn]] void Serve() {
+// Serves until killed; writes one byte to `ready` (when >= 0) once every
+// socket is bound.
+[[noreturn]] void Serve(int ready) {
   std::vector<pollfd> fds;
   std::map<int, int> kind;  // fd -> 0 tcp listener, 1 udp, 2 tcp connection
   for (uint16_t port : ServerPorts()) {
@@ -57,6 +59,7 @@ void Must(bool ok, const std::string& what) {
       kind[s] = type == SOCK_STREAM ? 0 : 1;
     }
   }
+  if (ready >= 0 && (write(ready, "r", 1) != 1 || close(ready) != 0)) _exit(6);
   char buf[2048];
   for (;;) {
     if (poll(fds.data(), fds.size(), -1) < 0) continue;
@@ -303,7 +306,7 @@ TestNetns::TestNetns() {
   Must(Sh("ip -6 route add local fd00:200::/64 dev lo") == 0, "route fd00:200::/64");
   Must(Sh("sysctl -qw net.ipv4.ping_group_range='0 2147483647'") == 0, "ping_group_range");
   server_ = fork();
-  if (server_ == 0) Serve();
+  if (server_ == 0) Serve(-1);
   // The servers are up once a TCP connect to the last port succeeds.
   for (int i = 0; i < 200; ++i) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -339,6 +342,74 @@ void TestNetns::FlushWardTables() const {
       " do nft delete table inet $t; done");
 }
 
+PeerNetns::PeerNetns(const std::string& link, int n, bool serve) : link_(link), n_(n) {
+  name_ = "ward-nft-" + std::to_string(getpid()) + "-" + link;
+  path_ = "/var/run/netns/" + name_;
+  Must(System("ip netns add " + name_) == 0, "ip netns add " + name_);
+  const std::string in = "nsenter --net=" + path_ + " ";
+  // Before the veth end arrives: it takes the namespace's defaults.
+  Must(System(in + "sysctl -qw net.ipv6.conf.default.router_solicitations=0"
+                   " net.ipv6.conf.all.router_solicitations=0"
+                   " net.ipv6.conf.default.accept_dad=0 net.ipv6.conf.all.accept_dad=0"
+                   " net.ipv4.ping_group_range='0 2147483647'") == 0,
+       "sysctls in " + name_);
+  Must(System("sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1"
+              " net.ipv6.conf.default.accept_dad=0") == 0,
+       "forwarding");
+  Must(System("ip link add " + link + " type veth peer name eth0 netns " + name_) == 0,
+       "veth " + link);
+  const std::string v4 = "172.30." + std::to_string(n) + ".", v6 = "fd00:30:" + std::to_string(n);
+  Must(System("ip addr add " + v4 + "1/24 dev " + link) == 0, "router v4");
+  Must(System("ip -6 addr add " + v6 + "::1/64 dev " + link + " nodad") == 0, "router v6");
+  Must(System("ip link set " + link + " up") == 0, "router link up");
+  const std::string ip = "ip -n " + name_ + " ";
+  Must(System(ip + "link set lo up") == 0, "peer lo");
+  for (const char* host : {"2", "3"}) {
+    Must(System(ip + "addr add " + v4 + host + "/24 dev eth0") == 0, "peer v4");
+    Must(System(ip + "-6 addr add " + v6 + "::" + host + "/64 dev eth0 nodad") == 0, "peer v6");
+  }
+  Must(System(ip + "link set eth0 up") == 0, "peer link up");
+  Must(System(ip + "route add default via " + v4 + "1") == 0, "peer v4 route");
+  Must(System(ip + "-6 route add default via " + v6 + "::1") == 0, "peer v6 route");
+  if (!serve) return;
+  int ready[2];
+  Must(pipe2(ready, O_CLOEXEC) == 0, "pipe");
+  server_ = fork();
+  if (server_ == 0) {
+    close(ready[0]);
+    const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(2);
+    Serve(ready[1]);
+  }
+  close(ready[1]);
+  char c = 0;
+  const bool up = read(ready[0], &c, 1) == 1;
+  close(ready[0]);
+  Must(up, "servers in " + name_ + " did not start");
+}
+
+PeerNetns::~PeerNetns() {
+  if (server_ > 0) {
+    kill(server_, SIGKILL);
+    waitpid(server_, nullptr, 0);
+  }
+  System("ip link del " + link_);  // both ends
+  System("ip netns del " + name_);
+}
+
+void PeerNetns::FlushNeighbours() const {
+  Must(System("ip neigh flush dev " + link_) == 0, "neigh flush " + link_);
+  Must(System("ip -n " + name_ + " neigh flush dev eth0") == 0, "neigh flush in " + name_);
+}
+
+std::string PeerNetns::V4(int host) const {
+  return "172.30." + std::to_string(n_) + "." + std::to_string(host);
+}
+
+std::string PeerNetns::V6(int host) const {
+  return "fd00:30:" + std::to_string(n_) + "::" + std::to_string(host);
+}
+
 TestCgroup::TestCgroup(const std::string& leaf) {
   std::string error;
   const std::string mount = enforce::CgroupV2Mount(&error);
@@ -361,7 +432,7 @@ uint64_t TestCgroup::id() const {
   return stat(path_.c_str(), &st) == 0 ? st.st_ino : 0;
 }
 
-Worker::Worker(const std::string& cgroup, int64_t uid) {
+Worker::Worker(const std::string& cgroup, int64_t uid, const std::string& netns) {
   int sv[2];
   Must(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0, "socketpair");
   pid_ = fork();
@@ -369,6 +440,11 @@ Worker::Worker(const std::string& cgroup, int64_t uid) {
     close(sv[0]);
     if (!cgroup.empty()) {
       std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
+    }
+    if (!netns.empty()) {  // before setuid: setns needs CAP_SYS_ADMIN
+      const int ns = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+      if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(6);
+      close(ns);
     }
     if (uid >= 0 &&
         (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {

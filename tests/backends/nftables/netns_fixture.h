@@ -40,6 +40,34 @@ class TestNetns {
   pid_t server_ = -1;
 };
 
+// A namespace behind a veth pair from the current one (the router: the
+// TestNetns this process is in). `link` (at most 15 bytes) is the router's
+// end, holding 172.30.N.1/24 and fd00:30:N::1/64; the namespace's end is
+// `eth0`, holding 172.30.N.2 and .3, fd00:30:N::2 and ::3, with its default
+// routes through the router, which forwards IPv4 and IPv6. With `serve`,
+// the echo servers (ServerPorts) run in it too. No DAD, and the namespace
+// sends no router solicitations: what leaves it is the probes and neighbour
+// discovery only.
+class PeerNetns {
+ public:
+  PeerNetns(const std::string& link, int n, bool serve);
+  ~PeerNetns();
+  PeerNetns(const PeerNetns&) = delete;
+  PeerNetns& operator=(const PeerNetns&) = delete;
+  const std::string& path() const { return path_; }  // /var/run/netns/...
+  const std::string& link() const { return link_; }
+  std::string V4(int host) const;  // 172.30.N.<host>
+  std::string V6(int host) const;  // fd00:30:N::<host>
+  // Forgets the link-layer addresses both ends learnt: the next packets
+  // need neighbour discovery (IPv6) and ARP (IPv4) again.
+  void FlushNeighbours() const;
+
+ private:
+  std::string name_, path_, link_;
+  int n_ = 0;
+  pid_t server_ = -1;
+};
+
 class TestCgroup {
  public:
   explicit TestCgroup(const std::string& leaf);  // <v2 mount>/ward-nft-<pid>/<leaf>
@@ -78,10 +106,11 @@ enum class Op {
 };
 
 // A process that runs probes from a cgroup (path non-empty) and/or as a
-// user (uid >= 0).
+// user (uid >= 0), in the current network namespace or in the one at
+// `netns` (a /var/run/netns path, entered with setns()).
 class Worker {
  public:
-  Worker(const std::string& cgroup, int64_t uid = -1);
+  Worker(const std::string& cgroup, int64_t uid = -1, const std::string& netns = "");
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
