@@ -20,6 +20,11 @@ nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources
 // syscall regions that overlap or do not cover every input) is an error
 // naming the field, never a crash or a partial policy.
 std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error);
+// The same for an IR stored without its syscalls section (`syscalls`
+// false): the section must be absent and stays empty. The run cache keeps
+// the compiled filter instead (cli/run_cache.h); the section is most of the
+// IR's size and of the time to read it.
+std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error, bool syscalls);
 
 // "file:line:col" for a span.
 std::string Where(const SourceManager& sources, Span span);

@@ -203,8 +203,13 @@ bool CreateRunCgroup(const ir::Limits& limits, RunCgroup* c, std::string* error)
       // share its directory.
       return fail(Errno("creating " + d->path, err));
     }
-    d->procs_fd = open((d->path + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
-    if (d->procs_fd < 0) return fail(Errno("opening " + d->path + "/cgroup.procs", errno));
+    // v1: the child moves itself through `tasks`, one thread (it has only
+    // one). Writing cgroup.procs moves a whole thread group under the
+    // global threadgroup lock, whose first writer waits for an RCU grace
+    // period: 10-18 ms measured here, against 0.2 ms for three `tasks`.
+    const std::string file = d->controller.empty() ? "/cgroup.procs" : "/tasks";
+    d->procs_fd = open((d->path + file).c_str(), O_WRONLY | O_CLOEXEC);
+    if (d->procs_fd < 0) return fail(Errno("opening " + d->path + file, errno));
   }
   struct stat st;
   if (stat(c->v2.path.c_str(), &st) != 0) return fail(Errno("stat " + c->v2.path, errno));
@@ -260,7 +265,7 @@ bool EnterRunCgroup(const RunCgroup& c, bool in_v2, const char** failed_step) {
   }
   for (const CgroupDir& d : c.v1) {
     if (write(d.procs_fd, "0", 1) != 1) {
-      *failed_step = "cgroup.procs (v1)";
+      *failed_step = "tasks (v1)";
       return false;
     }
   }

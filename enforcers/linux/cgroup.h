@@ -29,12 +29,12 @@ namespace ward::enforce {
 struct CgroupDir {
   std::string path;        // absolute directory
   std::string controller;  // v1: "memory", ...; v2: ""
-  int procs_fd = -1;       // cgroup.procs, open for writing (close-on-exec)
+  int procs_fd = -1;       // v2 cgroup.procs, v1 tasks: open for writing (close-on-exec)
 };
 
 struct RunCgroup {
   CgroupDir v2;
-  std::vector<CgroupDir> v1;  // one per v1 hierarchy a limit needed
+  std::vector<CgroupDir> v1;   // one per v1 hierarchy a limit needed
   uint64_t v2_id = 0;          // the v2 directory's inode: the cgroup id
   std::string cpu_usage_file;  // for cpu_time: cpu.stat (v2) or cpuacct.usage (v1)
 };

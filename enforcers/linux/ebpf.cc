@@ -97,6 +97,17 @@ struct Skel {
 
 bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
+// A map update that failed; E2BIG: the map is full (sized when the policy
+// was first applied, OpenSkeleton).
+std::string MapErrno(const std::string& what, int err) {
+  if (err == E2BIG) {
+    return what +
+           ": the pinned maps are full (sized for the policy as first applied): "
+           "`ward remove` the policy and apply it again";
+  }
+  return Errno(what, err);
+}
+
 // Deletes every key of one generation from a hash or LPM map. The
 // generation sits at `gen_offset` in the key.
 template <typename Key>
@@ -191,7 +202,7 @@ bool WriteCidr(const AddressMaps& maps, uint32_t gen, const eb::Cidr& c, bool ex
     rc = bpf_map_update_elem(bpf_map__fd(maps.v6_lpm), &k, &e, BPF_ANY);
   }
   if (rc != 0) {
-    *error = Errno("writing an address entry", errno);
+    *error = MapErrno("writing an address entry", errno);
     return false;
   }
   return true;
@@ -205,7 +216,7 @@ bool WriteUnixName(ward_bpf* s, uint32_t gen, const eb::UnixName& u, std::string
   std::memcpy(k.name, u.name.data(), u.name.size());  // BuildMaps: at most WARD_UNIX_NAME
   const uint32_t verdict = u.allow ? WARD_ALLOW : u.rule;
   if (bpf_map_update_elem(bpf_map__fd(s->maps.unix_names), &k, &verdict, BPF_ANY) != 0) {
-    *error = Errno("writing a unix socket name", errno);
+    *error = MapErrno("writing a unix socket name", errno);
     return false;
   }
   return true;
@@ -223,7 +234,7 @@ bool FillGeneration(ward_bpf* s, uint32_t gen, const eb::MapContents& m, std::st
     std::strncpy(t.text, m.rules[i].c_str(), sizeof t.text - 1);
     ward_rule_key key{gen, static_cast<uint32_t>(i)};
     if (bpf_map_update_elem(bpf_map__fd(s->maps.rules), &key, &t, BPF_ANY) != 0) {
-      *error = Errno("writing a rule text", errno);
+      *error = MapErrno("writing a rule text", errno);
       return false;
     }
   }
@@ -322,14 +333,32 @@ bool WriteTimed(ward_bpf* s, uint32_t gen, const TimedCidr& t, std::string* erro
     rc = bpf_map_update_elem(bpf_map__fd(s->maps.v6_dom), &k, &v, BPF_ANY);
   }
   if (rc != 0) {
-    *error = Errno("writing a resolved address", errno);
+    *error = MapErrno("writing a resolved address", errno);
     return false;
   }
   return true;
 }
 
-// Opens the skeleton with every map pinned (and reused when pinned already).
-bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error) {
+// What the hash maps must hold at first: entries of one generation.
+struct MapNeeds {
+  size_t exact = 0, dom = 0, ingress_exact = 0, rules = 0, unix_names = 0;
+};
+
+// A hash map's capacity for `n` entries per generation: both generations
+// and room to grow (a narrower or wider apply, resolved names), at least
+// 4096. A HASH map allocates its bucket array (16 bytes per entry) at
+// creation: at WARD_MAX_ENTRIES every apply or cached run would hold ~100 MB
+// of kernel memory. LPM tries allocate per entry and keep the maximum.
+uint32_t HashCapacity(size_t n) {
+  uint64_t c = 4096;
+  while (c < 4 * static_cast<uint64_t>(n) && c < WARD_MAX_ENTRIES) c *= 2;
+  return static_cast<uint32_t>(std::min<uint64_t>(c, WARD_MAX_ENTRIES));
+}
+
+// Opens the skeleton with every map pinned (and reused when pinned already,
+// with the size it was created with); new hash maps are sized by `needs`.
+bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error,
+                  const MapNeeds& needs = {}) {
   skel->s = ward_bpf__open();
   if (!skel->s) {
     *error = Errno("opening the BPF object", errno);
@@ -340,6 +369,28 @@ bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error) {
     if (bpf_program__set_type(prog, BPF_PROG_TYPE_CGROUP_SOCK_ADDR) != 0 ||
         bpf_program__set_expected_attach_type(prog, type) != 0) {
       *error = Errno(std::string("setting the type of ") + bpf_program__name(prog), errno);
+      return false;
+    }
+  }
+  const std::pair<bpf_map*, size_t> sized[] = {{skel->s->maps.v4_exact, needs.exact},
+                                               {skel->s->maps.v6_exact, needs.exact},
+                                               {skel->s->maps.v4_dom, needs.dom},
+                                               {skel->s->maps.v6_dom, needs.dom},
+                                               {skel->s->maps.in4_exact, needs.ingress_exact},
+                                               {skel->s->maps.in6_exact, needs.ingress_exact},
+                                               {skel->s->maps.rules, needs.rules},
+                                               {skel->s->maps.unix_names, needs.unix_names}};
+  for (const auto& [m, n] : sized) {
+    uint32_t capacity = HashCapacity(n);
+    const std::string pin = dir + "/" + bpf_map__name(m);
+    if (const int fd = bpf_obj_get(pin.c_str()); fd >= 0) {
+      bpf_map_info info{};
+      uint32_t len = sizeof info;
+      if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) capacity = info.max_entries;
+      close(fd);
+    }
+    if (bpf_map__set_max_entries(m, capacity) != 0) {
+      *error = Errno(std::string("sizing map ") + bpf_map__name(m), errno);
       return false;
     }
   }
@@ -581,8 +632,14 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
     if (!applied) RemovePins(dir);
     return false;
   }
+  MapNeeds needs;
+  needs.exact = maps.exact.size();
+  needs.dom = timed.size();
+  needs.ingress_exact = maps.ingress_exact.size();
+  needs.rules = maps.rules.size();
+  needs.unix_names = maps.unix_names.size();
   Skel skel;
-  bool ok = OpenSkeleton(dir, &skel, error);
+  bool ok = OpenSkeleton(dir, &skel, error, needs);
   ward_config cfg{};
   if (ok && applied) ok = ReadConfig(skel.s, &cfg, error);
   if (ok && applied && cfg.cgroup_id != cgroup.id) {

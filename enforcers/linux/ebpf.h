@@ -88,6 +88,14 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
                       const std::string& lock_dir, DiagnosticSink& sink, bool* cache_hit,
                       std::string* error);
 
+// Keeps the cache of EbpfAttachShared bounded: entries of other builds of
+// ward go, and of this build's entries the `keep` most recently used stay;
+// the rest go once unused for `idle_seconds` (a run links to an entry it
+// found a moment ago; one it misses is loaded again). Entries are pinned
+// programs and maps, kernel memory that nothing else ever frees. Returns
+// the number removed.
+int EbpfPruneCache(size_t keep, int64_t idle_seconds);
+
 // Detaches every link (even if another process holds an fd to it) and
 // removes the pinned directory. *removed: whether anything was there.
 bool EbpfRemove(const std::string& policy, bool* removed, std::string* error);

@@ -5,14 +5,17 @@
 // maps, are loaded once and kept pinned as a cache, and each run only links
 // them to its own cgroup.
 #include <bpf/bpf.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 
 #include "enforcers/linux/ebpf.h"
 
@@ -132,10 +135,17 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
                                  (options.abstract_unix_by_landlock ? "l" : "");
   const std::string cache = EbpfPinDir(cache_name);
   const std::string run = EbpfPinDir(run_name);
-  // A complete entry is only ever read: link to it without waiting.
+  // A complete entry is only ever read: link to it without waiting. Its
+  // time says when it was last used (EbpfPruneCache). Should it be pruned
+  // between the check and the links, it is loaded again below.
   if (CacheComplete(cache)) {
-    *cache_hit = true;
-    return LinkCached(cache, run, cgroup, error);
+    utimensat(AT_FDCWD, cache.c_str(), nullptr, 0);
+    if (LinkCached(cache, run, cgroup, error)) {
+      *cache_hit = true;
+      return true;
+    }
+    if (CacheComplete(cache)) return false;
+    error->clear();
   }
   // One run at a time creates a given entry; others wait for it, not for
   // the entries of other policies.
@@ -170,6 +180,40 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   close(lock);
   if (ok) unlink(lock_path.c_str());
   return ok;
+}
+
+int EbpfPruneCache(size_t keep, int64_t idle_seconds) {
+  const std::string identity = EbpfObjectIdentity().substr(0, 8);
+  std::vector<std::pair<int64_t, std::string>> ours;  // (last use, name)
+  std::vector<std::string> doomed;
+  const std::string root = EbpfPinDir("");
+  DIR* dir = opendir(root.c_str());
+  if (!dir) return 0;
+  while (const dirent* e = readdir(dir)) {
+    const std::string name = e->d_name;
+    if (name.rfind("cache-", 0) != 0) continue;
+    // cache-<key16>-<identity8>[l]
+    if (name.size() < 31 || name.compare(23, 8, identity) != 0) {
+      doomed.push_back(name);
+      continue;
+    }
+    struct stat st;
+    if (stat((root + "/" + name).c_str(), &st) == 0) ours.emplace_back(st.st_mtim.tv_sec, name);
+  }
+  closedir(dir);
+  std::sort(ours.rbegin(), ours.rend());  // most recently used first
+  const int64_t now = time(nullptr);
+  for (size_t i = keep; i < ours.size(); ++i) {
+    if (now - ours[i].first >= idle_seconds) doomed.push_back(ours[i].second);
+  }
+  int removed_count = 0;
+  for (const std::string& name : doomed) {
+    bool removed = false;
+    std::string ignored;
+    EbpfRemove(name, &removed, &ignored);
+    removed_count += removed;
+  }
+  return removed_count;
 }
 
 }  // namespace ward::enforce

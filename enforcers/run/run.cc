@@ -177,6 +177,15 @@ bool LoadOrBuildFilter(RunPlan& plan, DiagnosticSink& sink, std::string* error) 
         std::string(ArchName(arch)) + "` to its arch list";
     return false;
   }
+  if (plan.options.filter) {
+    plan.filter = *plan.options.filter;
+    plan.filter_source = "from the run cache";
+    if (plan.filter.empty() || plan.filter.size() % 8 != 0) {
+      *error = "seccomp: the filter given is not a BPF program";
+      return false;
+    }
+    return true;
+  }
   const std::string& dir = plan.options.cache_dir;
   bool use_cache = !plan.options.policy_hash.empty() && !dir.empty() && geteuid() == 0;
   if (use_cache) {
@@ -272,6 +281,11 @@ struct ChildReport {
   (void)!write(fd, &r, sizeof(r));
   _exit(code);
 }
+
+// The eBPF programs kept loaded for policies without names (ebpf_shared.cc):
+// the most recently used ones, and any used within ten minutes.
+constexpr size_t kKeptPrograms = 8;
+constexpr int64_t kProgramIdleSeconds = 600;
 
 const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
@@ -408,6 +422,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   }
   const std::string bpffs = EbpfPinDir("");
   const std::vector<std::string> hide = {options.state_dir, options.cache_dir,
+                                         options.run_cache_dir,
                                          bpffs.substr(0, bpffs.rfind("/ward"))};
   if (!PlanMounts(policy.filesystem, plan->landlock_options.home, policy.network.unix_rules,
                   writable, hide, &plan->mounts, error)) {
@@ -417,6 +432,8 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   plan->exec_error = exec_err;
   return plan;
 }
+
+const std::string& PlannedFilter(const RunPlan& plan) { return plan.filter; }
 
 std::string DescribeRun(const RunPlan& plan) {
   std::ostringstream out;
@@ -570,7 +587,8 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     std::string layer = "process";
     if (step == "seccomp") {
       layer = "seccomp";
-    } else if (step.rfind("cgroup", 0) == 0 || step == "unshare(CLONE_NEWCGROUP)") {
+    } else if (step.rfind("cgroup", 0) == 0 || step == "tasks (v1)" ||
+               step == "unshare(CLONE_NEWCGROUP)") {
       layer = "cgroup";
     } else if (step == "no_new_privs" || step == "restrict_self" || step == "statvfs" ||
                step.rfind("mount", 0) == 0 || step == "unshare(CLONE_NEWNS)") {
@@ -666,15 +684,8 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
   std::error_code ec;
-  // Programs cached by another build of ward are never used again.
-  const std::string identity = EbpfObjectIdentity().substr(0, 8);
-  for (const auto& entry : std::filesystem::directory_iterator(EbpfPinDir(""), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("cache-", 0) != 0 || name.find("-" + identity) != std::string::npos) continue;
-    bool removed = false;
-    std::string e;
-    EbpfRemove(name, &removed, &e);
-  }
+  // Programs cached by other builds of ward, and those no run used lately.
+  EbpfPruneCache(kKeptPrograms, kProgramIdleSeconds);
   for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("run-", 0) != 0) continue;

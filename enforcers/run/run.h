@@ -54,9 +54,16 @@ struct RunOptions {
   // Compiled seccomp filters by policy hash. Not used when the policy lets
   // the workload write there.
   std::string cache_dir = "/var/cache/ward/seccomp";
+  // The CLI's cache of policies' IR (cli/run_cache.h); hidden from the
+  // workload like the other two.
+  std::string run_cache_dir = "/var/cache/ward/run";
   // A key for the filter cache: a hash of the policy's IR (and Ward's
   // version); empty: no cache.
   std::string policy_hash;
+  // The seccomp filter for this machine, compiled earlier from this very
+  // policy (the run cache): used as is, and the policy's syscall rules are
+  // not read (the run cache leaves them out). Only its architectures are.
+  std::optional<std::string> filter;
   // Messages while the run goes on (a name that no longer resolves, a limit
   // reached); the CLI prints them.
   std::function<void(const std::string&)> report;
@@ -77,6 +84,9 @@ using RunPlanPtr = std::unique_ptr<RunPlan, RunPlanDeleter>;
 RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& argv,
                       const RunOptions& options, bool dry_run, DiagnosticSink& sink,
                       std::string* error);
+
+// The seccomp filter the plan loads (struct sock_filter[] for this machine).
+const std::string& PlannedFilter(const RunPlan& plan);
 
 // Each layer and what it will enforce, for `ward run --dry-run`.
 std::string DescribeRun(const RunPlan& plan);

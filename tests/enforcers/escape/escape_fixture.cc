@@ -262,8 +262,11 @@ std::string Outcome(const Run& r) {
   return line + ", exit " + std::to_string(r.code);
 }
 
-std::string CachedFilter(const std::string& file, const std::string& policy) {
-  const std::string command = std::string(WARD_BINARY) + " run " + file + " --policy " + policy +
+namespace {
+
+// What `ward run --dry-run` says about a policy of `file`.
+std::string DryRun(const std::string& env, const std::string& file, const std::string& policy) {
+  const std::string command = env + " " + WARD_BINARY + " run " + file + " --policy " + policy +
                               " --dry-run -- /bin/true 2>/dev/null";
   FILE* out = popen(command.c_str(), "r");
   if (!out) return "";
@@ -271,9 +274,27 @@ std::string CachedFilter(const std::string& file, const std::string& policy) {
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof buf, out)) > 0;) text.append(buf, n);
   pclose(out);
-  const size_t at = text.find(", cached /");
+  return text;
+}
+
+// The rest of the line after `marker` in `text`, or "".
+std::string After(const std::string& text, const std::string& marker) {
+  const size_t at = text.find(marker);
   if (at == std::string::npos) return "";
-  return text.substr(at + 9, text.find('\n', at) - at - 9);
+  const size_t from = at + marker.size();
+  return text.substr(from, text.find('\n', from) - from);
+}
+
+}  // namespace
+
+std::string CachedFilter(const std::string& file, const std::string& policy) {
+  // Compiled (not from the run cache), so the filter's own cache shows.
+  const std::string path = After(DryRun("WARD_RUN_CACHE=0", file, policy), ", cached ");
+  return path.rfind('/', 0) == 0 ? path : "";
+}
+
+std::string RunCacheEntry(const std::string& file, const std::string& policy) {
+  return After(DryRun("", file, policy), "front end: from the run cache ");
 }
 
 Env::Env() {
@@ -330,8 +351,10 @@ Env::~Env() {
   // The filters ward run cached for this run's policies (their texts
   // hold this run's paths: no other run uses them).
   // So are the programs it keeps loaded for them, keyed by the same hash.
-  for (const char* p :
-       {"escape-base", "escape-rodeny", "escape-unixdir", "escape-open", "escape-raw"}) {
+  for (const char* p : {"escape-base", "escape-rodeny", "escape-unixdir", "escape-open",
+                        "escape-raw", "escape-cache"}) {
+    const std::string entry = RunCacheEntry(policy_, p);
+    if (!entry.empty()) unlink(entry.c_str());
     const std::string cached = CachedFilter(policy_, p);
     if (cached.empty()) continue;
     unlink(cached.c_str());

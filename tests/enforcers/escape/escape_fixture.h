@@ -74,6 +74,10 @@ inline const std::string kSigsysWard = "-, exit " + std::to_string(128 + SIGSYS)
 // --dry-run ("" when none is cached).
 std::string CachedFilter(const std::string& file, const std::string& policy);
 
+// The run cache's entry for a policy of `file`, from --dry-run ("" when the
+// policy is compiled on each run).
+std::string RunCacheEntry(const std::string& file, const std::string& policy);
+
 // Runs `run`, then removes what it left in ward run's caches (the files and
 // pins new since it started): for runs whose cache names no dry run shows.
 template <typename F>

@@ -632,6 +632,32 @@ TEST_CASE("escape: one run's workload choosing the next run's seccomp filter") {
   std::ofstream(cached, std::ios::trunc | std::ios::binary) << genuine;
 }
 
+TEST_CASE("escape: one run's workload choosing the next run's policy (run cache)") {
+  Env& e = E();
+  // escape-base's entry, stored by a run; and escape-open's, a policy that
+  // allows every syscall.
+  REQUIRE(Outcome(e.Warded(kBase, {"exit", "0"})) == "-, exit 0");
+  REQUIRE(Outcome(e.Warded("escape-open", {"exit", "0"})) == "-, exit 0");
+  const std::string entry = RunCacheEntry(e.policy(), kBase);
+  const std::string open_entry = RunCacheEntry(e.policy(), "escape-open");
+  REQUIRE(entry.rfind("/var/cache/ward/run/", 0) == 0);
+  REQUIRE(open_entry.rfind("/var/cache/ward/run/", 0) == 0);
+  const std::string genuine = Slurp(entry);
+  const std::string planted = e.Path("/workspace/entry.cbor");
+  e.Reset();
+  WriteFile(planted, Slurp(open_entry));
+  // Positive control: the copy itself, outside any sandbox.
+  CHECK_OUTCOME(e.Alone({"copy", planted, e.Path("/outside/entry-copy")}), kOk);
+  // escape-cache's workload may write /var/cache; ward run hides its own
+  // caches from it. Expected: refused, and escape-base's entry unchanged.
+  const Run poison = ForgettingCaches([&] {
+    return e.Warded("escape-cache", {"copy", planted, entry});
+  });
+  CHECK(Outcome(poison).rfind("errno ", 0) == 0);
+  CHECK(Slurp(entry) == genuine);
+  CHECK_OUTCOME(e.Warded(kBase, {"io-uring"}), kSigsysWard);
+}
+
 // ---- ward run's exit codes ----------------------------------------------------
 
 TEST_CASE("escape: ward run's exit codes") {

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -15,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "enforcers/linux/enforcer.h"
@@ -474,6 +476,116 @@ TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]")
     CHECK(r.out.find(line) != std::string::npos);
   }
   CHECK(Leftovers("rt-dry").empty());
+}
+
+// The line of a dry run that names where the front end's work came from.
+std::string FrontEnd(const std::string& out) {
+  const size_t at = out.find("front end: ");
+  return at == std::string::npos ? "" : out.substr(at, out.find('\n', at) - at);
+}
+
+// The entry a dry run names ("" when the policy was compiled).
+std::string CacheEntry(const std::string& out) {
+  const std::string prefix = "front end: from the run cache ";
+  const std::string line = FrontEnd(out);
+  return line.rfind(prefix, 0) == 0 ? line.substr(prefix.size()) : "";
+}
+
+// A dry run's description without the lines that say where things came
+// from, and without the run's id (ward run's pid).
+std::string Layers(const std::string& out) {
+  std::istringstream in(out);
+  std::string kept;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("front end: ", 0) == 0 || line.rfind("5. seccomp: ", 0) == 0) continue;
+    kept += std::regex_replace(line, std::regex("run-[0-9]+"), "run-ID") + "\n";
+  }
+  return kept;
+}
+
+TEST_CASE("ward run: the run cache serves only the policy it was made from", "[root]") {
+  const std::string file = WriteTemp("runcache.ward", Policy("rt-runcache"));
+  const std::string compiled_env = kStdEnv + " WARD_RUN_CACHE=0";
+  // Nothing cached yet, or WARD_RUN_CACHE=0: compiled.
+  Run r = Ward("run " + file + " --dry-run -- /usr/bin/true", compiled_env);
+  REQUIRE(r.status == 0);
+  CHECK(FrontEnd(r.out) == "front end: compiled now");
+  const std::string layers = Layers(r.out);
+  // A real run stores it; the next run, dry or not, reads it.
+  REQUIRE(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  // (Any value but 0 keeps the cache; one variable, as above.)
+  r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv + " WARD_RUN_CACHE=1");
+  REQUIRE(r.status == 0);
+  const std::string entry = CacheEntry(r.out);
+  REQUIRE_FALSE(entry.empty());
+  CHECK(r.out.find("5. seccomp: ") != std::string::npos);
+  CHECK(r.out.find(", from the run cache\n") != std::string::npos);
+  // Every layer exactly as compiled.
+  CHECK(Layers(r.out) == layers);
+  struct stat st;
+  REQUIRE(stat(entry.c_str(), &st) == 0);
+  CHECK(st.st_uid == 0);
+  CHECK((st.st_mode & 0777) == 0600);
+  // The run from the cache enforces: the same denials as a compiled run.
+  r = Ward("run " + file + " -- /usr/bin/cat /etc/shadow", kStdEnv);
+  CHECK(r.status == 1);
+  CHECK(r.err.find("Permission denied") != std::string::npos);
+  CHECK(Leftovers("rt-runcache").empty());
+
+  SECTION("an edit of the policy is never missed") {
+    std::string text = Policy("rt-runcache");
+    text.replace(text.find("port 9"), 6, "port 10");
+    std::ofstream(file, std::ios::trunc) << text;
+    r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+    CHECK(FrontEnd(r.out) == "front end: compiled now");
+    CHECK(r.out.find("egress allow tcp to 127.0.0.1 port 10\n") != std::string::npos);
+  }
+  SECTION("so is an edit of a file it imports") {
+    const std::string dir = ScratchDir() + "/runcache-std";
+    fs::remove_all(dir);
+    fs::copy(WARD_SOURCE_DIR "/policies/std", dir, fs::copy_options::recursive);
+    const std::string env = "WARD_STD=" + dir;
+    REQUIRE(Ward("run " + file + " -- /usr/bin/true", env).status == 0);
+    r = Ward("run " + file + " --dry-run -- /usr/bin/true", env);
+    REQUIRE_FALSE(CacheEntry(r.out).empty());
+    std::ofstream(dir + "/linux.ward", std::ios::app) << "\n// edited\n";
+    r = Ward("run " + file + " --dry-run -- /usr/bin/true", env);
+    CHECK(FrontEnd(r.out) == "front end: compiled now");
+    fs::remove_all(dir);
+  }
+  SECTION("an entry others may write is ignored") {
+    chmod(entry.c_str(), 0644);
+    r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+    CHECK(FrontEnd(r.out) == "front end: compiled now");
+  }
+  SECTION("an entry under another entry's name is ignored") {
+    // Another policy's entry planted where this one's belongs: its key
+    // does not match.
+    const std::string other = WriteTemp("runcache-other.ward", Policy("rt-runcache-other"));
+    REQUIRE(Ward("run " + other + " -- /usr/bin/true", kStdEnv).status == 0);
+    r = Ward("run " + other + " --dry-run -- /usr/bin/true", kStdEnv);
+    const std::string other_entry = CacheEntry(r.out);
+    REQUIRE_FALSE(other_entry.empty());
+    fs::copy_file(other_entry, entry, fs::copy_options::overwrite_existing);
+    r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
+    CHECK(FrontEnd(r.out) == "front end: compiled now");
+    CHECK(r.out.find("ward run: policy rt-runcache,") != std::string::npos);
+    fs::remove(other_entry);
+  }
+  SECTION("a policy with a warning is not stored, so its runs keep printing it") {
+    const std::string warned = WriteTemp(
+        "runcache-warned.ward",
+        "import \"std/linux.ward\"\npolicy rt-runcache-warned extends linux-base {\n  network {\n"
+        "    allow tcp to 127.0.0.1/8 port 9\n  }\n}\n");  // host bits set: a warning
+    Run first = Ward("run " + warned + " -- /usr/bin/true", kStdEnv);
+    REQUIRE(first.status == 0);
+    REQUIRE(first.err.find("warning") != std::string::npos);
+    r = Ward("run " + warned + " -- /usr/bin/true", kStdEnv);
+    CHECK(r.err == first.err);
+    r = Ward("run " + warned + " --dry-run -- /usr/bin/true", kStdEnv);
+    CHECK(FrontEnd(r.out) == "front end: compiled now");
+  }
+  fs::remove(entry);
 }
 
 TEST_CASE("ward run: a killed supervisor's run is cleaned up by the next start", "[root]") {
