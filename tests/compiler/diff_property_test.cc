@@ -20,6 +20,7 @@
 #include <set>
 
 #include "tests/compiler/diff_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -688,7 +689,7 @@ TEST_CASE("property: the diff covers every changed decision and every line is wi
   std::mt19937 rng(seed);
   INFO("seed " << seed << " (rerun with WARD_SEED=" << seed << ")");
   Counts counts;
-  for (int round = 0; round < 300; ++round) {
+  for (int round = 0, rounds = Rounds(300); round < rounds; ++round) {
     std::vector<std::string> net, fs;
     for (int i = Coin(rng, 7); i > 0; --i) net.push_back(RandomNetRule(rng));
     for (int i = Coin(rng, 7); i > 0; --i) fs.push_back(RandomFsRule(rng));

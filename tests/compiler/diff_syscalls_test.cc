@@ -18,6 +18,7 @@
 #include <set>
 
 #include "tests/compiler/diff_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 
@@ -533,7 +534,7 @@ TEST_CASE("property: every changed call is named by a syscall line, every line i
                                                   "write",  "mmap"};
   static constexpr Arch kArches[] = {Arch::kX86_64, Arch::kX86, Arch::kAarch64};
   long queries = 0, differing = 0, lines = 0;
-  for (int round = 0; round < 300; ++round) {
+  for (int round = 0, rounds = Rounds(300); round < rounds; ++round) {
     std::string texts;
     auto [before, after] = RandomPair(gen, &texts);
     const ir::SyscallRules& b = before.ir.syscalls;

@@ -8,6 +8,7 @@
 #include "compiler/ir_json.h"
 #include "compiler/policy.h"
 #include "tests/language/frontend_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -217,7 +218,7 @@ TEST_CASE("FromJson: random mutations never crash and never give a partial polic
         }
       };
   walk(l.j, json::json_pointer());
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0, n = Rounds(3000); i < n; ++i) {
     json j = l.j;
     const json::json_pointer& at =
         pointers[std::uniform_int_distribution<size_t>(1, pointers.size() - 1)(rng)];

@@ -17,6 +17,7 @@
 #include "importers/docker_seccomp.h"
 #include "tests/importers/docker_reference.h"
 #include "tests/language/frontend_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -127,6 +128,7 @@ void RoundTrip(const Case& c, uint32_t seed) {
   const ast::File* file = checked->program.file(checked->program.roots.at(0));
   REQUIRE(file != nullptr);
   std::mt19937_64 rng(seed);
+  const int random_samples = Rounds(200);  // per call, after the boundary values
   size_t points = 0, ambiguous = 0;
   for (const ast::Policy& p : file->policies) {
     DiagnosticSink sink;
@@ -154,7 +156,7 @@ void RoundTrip(const Case& c, uint32_t seed) {
             samples.push_back(a);
           }
         }
-        for (int n = 0; n < 200; ++n) {
+        for (int n = 0; n < random_samples; ++n) {
           Args a{};
           for (int i = 0; i < 6; ++i) {
             a[i] = rng() % 4 == 0 ? rng() & Width(widths[i])

@@ -13,6 +13,7 @@
 #include "language/literals.h"
 #include "tests/backends/seatbelt/sbpl_reader.h"
 #include "tests/backends/seatbelt/seatbelt_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -336,7 +337,7 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
   const std::optional<std::string> home = kHome;
   int policies = std::getenv("WARD_PROPERTY_POLICIES")
                      ? std::atoi(std::getenv("WARD_PROPERTY_POLICIES"))
-                     : 300;
+                     : Rounds(300);
   size_t queries = 0, allowed = 0;
   for (int round = 0; round < policies; ++round) {
     std::string rules;
@@ -404,7 +405,7 @@ TEST_CASE("seatbelt property: network decisions never wider, exact where SBPL ca
   static const uint16_t kQueryPorts[] = {1, 22, 53, 443, 8000, 8001, 8002, 8003, 1023, 1024, 65535};
   int policies = std::getenv("WARD_PROPERTY_POLICIES")
                      ? std::atoi(std::getenv("WARD_PROPERTY_POLICIES"))
-                     : 300;
+                     : Rounds(300);
   size_t queries = 0, allowed = 0, exact = 0;
   for (int round = 0; round < policies; ++round) {
     std::string rules;

@@ -11,6 +11,7 @@
 #include "backends/seccomp/seccomp_backend.h"
 #include "compiler/policy.h"
 #include "tests/backends/seccomp/seccomp_fixture.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -192,7 +193,8 @@ TEST_CASE("property: the exported programs decide every call as the IR does") {
   for (Arch a : kArches) numbers[a] = Numbers(a);
   int compiled = 0, refused = 0, queries = 0;
   std::map<std::string, int> outcomes;
-  for (int round = 0; round < 150; ++round) {
+  const int rounds = Rounds(150);
+  for (int round = 0; round < rounds; ++round) {
     Generator gen(rng);
     const std::string text = gen.Program();
     INFO(text);
@@ -272,7 +274,7 @@ TEST_CASE("property: the exported programs decide every call as the IR does") {
             << refused << " refused by the front end or the backend); outcomes:";
   for (const auto& [kind, n] : outcomes) std::cout << " " << kind << " " << n;
   std::cout << " (seed " << seed << ")\n";
-  CHECK(compiled >= 100);
+  CHECK(compiled * 3 >= rounds * 2);  // two in three compile
 }
 
 }  // namespace ward::test
