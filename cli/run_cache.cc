@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@ namespace {
 
 inline constexpr int kFormat = 1;
 inline constexpr off_t kMaxEntry = 64 << 20;
+inline constexpr size_t kKeptEntries = 64;
 
 // This binary: another build of the same version may compile the same
 // policy differently.
@@ -174,6 +176,20 @@ bool ReadRules(const Json& j, const SourceManager& sources, ir::Policy* policy) 
   return true;
 }
 
+// Keeps the newest kKeptEntries entries (by the time they were written);
+// a policy whose entry went is compiled on its next run and stored again.
+void Prune(const std::string& dir) {
+  std::vector<std::pair<std::filesystem::file_time_type, std::filesystem::path>> entries;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() == ".cbor") entries.emplace_back(e.last_write_time(ec), e.path());
+  }
+  if (entries.size() <= kKeptEntries) return;
+  std::sort(entries.rbegin(), entries.rend());
+  for (size_t i = kKeptEntries; i < entries.size(); ++i)
+    std::filesystem::remove(entries[i].second, ec);
+}
+
 }  // namespace
 
 std::string RunCacheKey(const std::string& file, const std::optional<std::string>& policy,
@@ -291,6 +307,7 @@ void WriteRunCache(const std::string& entry, const std::string& key, const Loade
   const bool written = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
   close(fd);
   if (!written || rename(tmp.c_str(), entry.c_str()) != 0) unlink(tmp.c_str());
+  Prune(dir);
 }
 
 }  // namespace ward::cli

@@ -178,7 +178,8 @@ void RoundTrip(const Case& c, uint32_t seed) {
       }
     }
   }
-  CHECK(points > 1000);
+  // At least the random samples of five syscalls (1000 at full rounds).
+  CHECK(points > 5 * random_samples);
   // Where libseccomp's outcome depended on rule order, the import said so.
   if (ambiguous > 0) {
     bool warned = false;
