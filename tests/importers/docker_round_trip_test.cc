@@ -179,7 +179,7 @@ void RoundTrip(const Case& c, uint32_t seed) {
     }
   }
   // At least the random samples of five syscalls (1000 at full rounds).
-  CHECK(points > 5 * random_samples);
+  CHECK(points > 5 * static_cast<size_t>(random_samples));
   // Where libseccomp's outcome depended on rule order, the import said so.
   if (ambiguous > 0) {
     bool warned = false;
