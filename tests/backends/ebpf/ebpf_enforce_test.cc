@@ -9,12 +9,16 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
+#include <filesystem>
 #include <iostream>
 
 #include "enforcers/linux/ebpf.h"
@@ -174,6 +178,69 @@ TEST_CASE("allowed flows succeed, denied ones fail with EPERM, each with its con
     INFO("after remove: " << c.what);
     CHECK(in.Run(c.probe) == 0);
   }
+}
+
+TEST_CASE("hash maps are sized for the policy, not for the largest one", "[root]") {
+  // At their ceiling (2^20 entries) the hash maps' bucket arrays alone held
+  // ~100 MB of kernel memory per applied policy or cached program set.
+  Environment env;
+  Cleanup cleanup{{"ebpftest"}};
+  const std::string cg = env.Cgroup("policy");
+  Apply(CompilePolicy(kPolicy), cg);
+  for (const char* name : {"v4_exact", "v6_exact", "v4_dom", "v6_dom", "in4_exact", "in6_exact",
+                           "rules", "unix_names"}) {
+    INFO(name);
+    const int fd = bpf_obj_get((enforce::EbpfPinDir("ebpftest") + "/" + name).c_str());
+    REQUIRE(fd >= 0);
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    REQUIRE(bpf_obj_get_info_by_fd(fd, &info, &len) == 0);
+    close(fd);
+    CHECK(info.max_entries == 4096);
+  }
+  // A second apply reuses the pinned maps as they are.
+  Apply(CompilePolicy(kPolicy), cg);
+  Prober in(cg, env.netns_path());
+  CHECK(in.Run(V4(Op::kTcp, "10.1.2.3", 443)) == EPERM);
+  Remove("ebpftest");
+}
+
+TEST_CASE("the program cache keeps the recently used entries and drops the rest", "[root]") {
+  const std::string root = enforce::EbpfPinDir("");
+  const std::string identity = enforce::EbpfObjectIdentity().substr(0, 8);
+  mkdir(root.c_str(), 0700);
+  // Ten entries of this build unused for an hour or more, one of another.
+  std::vector<std::string> old;
+  const time_t now = time(nullptr);
+  for (int i = 0; i < 10; ++i) {
+    char name[64];
+    snprintf(name, sizeof name, "cache-ebpftest%02d000000-%s", i, identity.c_str());
+    old.push_back(name);
+    REQUIRE(mkdir((root + "/" + name).c_str(), 0700) == 0);
+    const timespec times[2] = {{now - 3600 - i, 0}, {now - 3600 - i, 0}};
+    REQUIRE(utimensat(AT_FDCWD, (root + "/" + name).c_str(), times, 0) == 0);
+  }
+  const std::string foreign = root + "/cache-ebpftest99000000-00000000";
+  REQUIRE(mkdir(foreign.c_str(), 0700) == 0);
+  // What should stay: the 8 most recently used entries of this build.
+  std::vector<std::pair<time_t, std::string>> ours;
+  for (const auto& e : std::filesystem::directory_iterator(root)) {
+    const std::string n = e.path().filename().string();
+    struct stat st;
+    if (n.rfind("cache-", 0) == 0 && n.find("-" + identity) != std::string::npos &&
+        stat(e.path().c_str(), &st) == 0) {
+      ours.emplace_back(st.st_mtim.tv_sec, n);
+    }
+  }
+  std::sort(ours.rbegin(), ours.rend());
+  enforce::EbpfPruneCache(8, 600);
+  CHECK_FALSE(std::filesystem::exists(foreign));
+  for (size_t i = 0; i < ours.size(); ++i) {
+    INFO(ours[i].second << ", " << i << " in order of use");
+    const bool idle = now - ours[i].first >= 600;
+    CHECK(std::filesystem::exists(root + "/" + ours[i].second) == (i < 8 || !idle));
+  }
+  for (const std::string& n : old) std::filesystem::remove_all(root + "/" + n);
 }
 
 TEST_CASE("enforcement outlives the process that applied it (pinned links)", "[root]") {
