@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -153,6 +153,17 @@ const char* const kPolicy = R"(policy ebpftest {
     allow icmp to fd00::10
   }
 })";
+
+// The policy's event reader, with what earlier events it holds read away.
+std::unique_ptr<enforce::EbpfEventReader> OpenDrained(const std::string& policy) {
+  std::string error;
+  auto reader = enforce::EbpfEventReader::Open(policy, &error);
+  INFO(error);
+  REQUIRE(reader);
+  std::vector<std::string> drain;
+  REQUIRE(reader->Poll(0, &drain, &error));
+  return reader;
+}
 
 TEST_CASE("allowed flows succeed, denied ones fail with EPERM, each with its control", "[root]") {
   Environment env;
@@ -352,11 +363,7 @@ TEST_CASE("denials produce events naming the rule", "[root]") {
                       "} }"),
         cg);
   std::string error;
-  auto reader = enforce::EbpfEventReader::Open("ebpftest", &error);
-  INFO(error);
-  REQUIRE(reader);
-  std::vector<std::string> drain;
-  REQUIRE(reader->Poll(0, &drain, &error));
+  auto reader = OpenDrained("ebpftest");
   REQUIRE(in.Run(V4(Op::kTcp, "10.200.0.9", 80)) == EPERM);
   REQUIRE(in.Run(V4(Op::kTcp, "10.9.0.1", 443)) == EPERM);
   REQUIRE(in.Run(V6(Op::kUdpSendto, "fd00::7", 22)) == EPERM);
@@ -410,12 +417,8 @@ TEST_CASE("an unconnected ICMPv6 echo the backstop drops is reported and never a
                       "} }"),
         cg);
   std::string error;
-  auto reader = enforce::EbpfEventReader::Open("ebpftest", &error);
-  INFO(error);
-  REQUIRE(reader);
+  auto reader = OpenDrained("ebpftest");
   std::vector<std::string> lines;
-  REQUIRE(reader->Poll(0, &lines, &error));
-  lines.clear();
   // The positive control under the policy: answered, and no event.
   Delta d = run(allowed, &o);
   CHECK(o == 0);
