@@ -15,6 +15,7 @@
 #include "cli/dns_flags.h"
 #include "cli/load.h"
 #include "enforcers/linux/enforcer.h"
+#include "enforcers/run/run.h"  // LiveRun (ListRuns only with the eBPF enforcer)
 #ifdef WARD_HAVE_EBPF
 #include "enforcers/linux/ebpf.h"
 #endif
@@ -271,7 +272,23 @@ int RunStatus(const ApplyFlags& flags) {
       return kUsage;
     }
   }
+  // Runs of `ward run` in progress: each enforces its policy on its own
+  // cgroup, with eBPF.
+  std::vector<enforce::LiveRun> runs;
+#ifdef WARD_HAVE_EBPF
+  if (flags.target.empty() || flags.target == "ebpf") {
+    runs = enforce::ListRuns(enforce::RunOptions{}.state_dir);
+  }
+#endif
   if (flags.output.format == "json") {
+    nlohmann::ordered_json run_list = nlohmann::ordered_json::array();
+    for (const enforce::LiveRun& r : runs) {
+      run_list.push_back({{"supervisor", r.supervisor},
+                          {"policy", r.policy},
+                          {"pins", r.pins},
+                          {"cgroup", r.cgroup},
+                          {"v1", r.v1}});
+    }
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const enforce::Enforcement& e : held) {
       nlohmann::ordered_json j = {{"enforcer", e.enforcer},
@@ -298,13 +315,20 @@ int RunStatus(const ApplyFlags& flags) {
       }
       list.push_back(j);
     }
-    std::cout << nlohmann::ordered_json{{"version", 1}, {"enforced", list}}.dump(2) << "\n";
+    std::cout
+        << nlohmann::ordered_json{{"version", 1}, {"enforced", list}, {"runs", run_list}}.dump(2)
+        << "\n";
     return kOk;
   }
-  if (held.empty()) std::cout << "no ward policy is enforced on this host\n";
+  if (held.empty() && runs.empty()) std::cout << "no ward policy is enforced on this host\n";
   for (const enforce::Enforcement& e : held) {
     std::cout << e.policy << ": " << e.enforcer << " table " << e.table << ", generation "
               << e.generation << ", " << ScopeText(e) << ", " << e.elements << " set elements\n";
+  }
+  for (const enforce::LiveRun& r : runs) {
+    std::cout << "ward run " << r.supervisor << ": policy " << r.policy << ", cgroup " << r.cgroup;
+    for (const std::string& v1 : r.v1) std::cout << ", v1 " << v1;
+    std::cout << ", ebpf links " << r.pins << "\n";
   }
   return flags.follow ? Follow(held) : kOk;
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -681,6 +682,55 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   return limit_hit ? kRunLimitReached : exit_code;
 }
 
+namespace {
+
+// A record's supervisor, its start time and its eBPF name; false when the
+// record is not one of ours.
+bool ReadRecord(const std::string& text, pid_t* pid, std::string* start, std::string* net_policy) {
+  std::istringstream in(text);
+  std::string word, pid_text, line;
+  in >> word >> pid_text >> *start;
+  if (word != "supervisor") return false;
+  try {
+    *pid = static_cast<pid_t>(std::stol(pid_text));
+  } catch (...) {
+    return false;
+  }
+  std::getline(in, line);
+  in >> word >> *net_policy;
+  return word == "ebpf" && net_policy->rfind("run-", 0) == 0;
+}
+
+}  // namespace
+
+std::vector<LiveRun> ListRuns(const std::string& state_dir) {
+  std::vector<LiveRun> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
+    if (entry.path().filename().string().rfind("run-", 0) != 0) continue;
+    const std::string text = ReadFile(entry.path().string());
+    pid_t pid = 0;
+    std::string start, net_policy;
+    if (!ReadRecord(text, &pid, &start, &net_policy) || pid <= 0 || start.empty() ||
+        StartTime(pid) != start) {
+      continue;
+    }
+    LiveRun run;
+    run.supervisor = pid;
+    // run-<id>-<policy>
+    const size_t dash = net_policy.find('-', 4);
+    run.policy = dash == std::string::npos ? net_policy : net_policy.substr(dash + 1);
+    run.pins = EbpfPinDir(net_policy);
+    const RunCgroup cg = ParseRunCgroupRecord(text);
+    run.cgroup = cg.v2.path;
+    for (const CgroupDir& d : cg.v1) run.v1.push_back(d.controller + ": " + d.path);
+    out.push_back(std::move(run));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const LiveRun& a, const LiveRun& b) { return a.supervisor < b.supervisor; });
+  return out;
+}
+
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
   std::error_code ec;
@@ -690,24 +740,15 @@ int CleanStaleRuns(const std::string& state_dir, std::string* error) {
     const std::string name = entry.path().filename().string();
     if (name.rfind("run-", 0) != 0) continue;
     const std::string text = ReadFile(entry.path().string());
-    std::istringstream in(text);
-    std::string word, pid_text, start, line, net_policy;
-    in >> word >> pid_text >> start;
-    if (word != "supervisor") continue;
     pid_t pid = 0;
-    try {
-      pid = static_cast<pid_t>(std::stol(pid_text));
-    } catch (...) {
-      continue;
-    }
+    std::string start, net_policy;
+    if (!ReadRecord(text, &pid, &start, &net_policy)) continue;
     if (pid > 0 && !start.empty() && StartTime(pid) == start) continue;  // alive
-    std::getline(in, line);
-    in >> word >> net_policy;
     RunCgroup cg = ParseRunCgroupRecord(text);
     // Only what a run creates: never a path the record did not get from us.
     bool sane = cg.v2.path.find("/ward/run-") != std::string::npos;
     for (const CgroupDir& d : cg.v1) sane &= d.path.find("/ward-run-") != std::string::npos;
-    if (!sane || word != "ebpf" || net_policy.rfind("run-", 0) != 0) continue;
+    if (!sane) continue;
     std::string e;
     RemoveRunCgroup(cg, &e);
     bool removed = false;

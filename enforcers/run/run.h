@@ -101,4 +101,16 @@ int ExecuteRun(RunPlan& plan, std::string* error);
 // cgroups, pins), from their records. Returns the number cleaned.
 int CleanStaleRuns(const std::string& state_dir, std::string* error);
 
+// A run in progress, from its record (`ward status`).
+struct LiveRun {
+  int supervisor = 0;           // ward run's pid
+  std::string policy;           // the policy's name
+  std::string pins;             // its eBPF links: EbpfPinDir of "run-<id>-<policy>"
+  std::string cgroup;           // the run's v2 cgroup
+  std::vector<std::string> v1;  // "controller: path" of its v1 cgroups
+};
+
+// The runs whose supervisor is alive, by pid.
+std::vector<LiveRun> ListRuns(const std::string& state_dir);
+
 }  // namespace ward::enforce

@@ -465,12 +465,16 @@ TEST_CASE("ward run: signals sent to ward run reach the command", "[root]") {
   const pid_t pid = StartWardRun(
       file, "trap 'exit 7' TERM; touch " + ready + "; while :; do sleep 0.1; done", ready);
   REQUIRE(pid > 0);
+  // While it runs, `ward status` lists it.
+  const std::string line = "ward run " + std::to_string(pid) + ": policy rt-signals, cgroup ";
+  CHECK(Ward("status").out.find(line) != std::string::npos);
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 7);
   CHECK(Leftovers("rt-signals").empty());
+  CHECK(Ward("status").out.find(line) == std::string::npos);
 }
 
 TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]") {
