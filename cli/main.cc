@@ -23,9 +23,7 @@ std::string VersionText() {
 int main(int argc, char** argv) {
   // `ward run` of a policy it ran before starts without building the
   // command line or the front end (the start-up goal of ward run).
-  if (argc > 1 && std::string_view(argv[1]) == "run") {
-    if (const int code = ward::cli::RunFromCache(argc, argv); code >= 0) return code;
-  }
+  if (const int code = ward::cli::RunFromCache(argc, argv); code >= 0) return code;
   CLI::App app{"Ward: one policy language for AI-agent sandboxes", "ward"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", VersionText());

@@ -86,13 +86,14 @@ int RunRun(const RunFlags& flags) {
   int exit_code = kOk;
   auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
   if (!loaded) return enforce::kRunSetupFailed;
-  // Stored for the next run only when nothing was said about the policy
-  // (a run from the cache must print what this one prints) and the
-  // workload may not write the cache.
+  // Stored for the next run (by a real run: `prepared` is not called for a
+  // dry one) only when nothing was said about the policy (a run from the
+  // cache must print what this one prints) and the workload may not write
+  // the cache.
   const std::string policy_hash = RunPolicyHash(loaded->ir.name, loaded->sources);
   const enforce::RunOptions defaults;
   const bool store =
-      loaded->sink.diagnostics().empty() && !flags.dry_run && geteuid() == 0 &&
+      loaded->sink.diagnostics().empty() && geteuid() == 0 &&
       !loaded->ir.filesystem.Decide(defaults.run_cache_dir + "/x", ir::FsRight::kWrite, flags.home)
            .allow;
   // (The plan's own warnings are not the front end's: a run from the

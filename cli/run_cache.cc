@@ -16,7 +16,7 @@
 namespace ward::cli {
 namespace {
 
-inline constexpr int kFormat = 1;
+inline constexpr int kFormat = 2;
 inline constexpr off_t kMaxEntry = 64 << 20;
 inline constexpr size_t kKeptEntries = 64;
 
@@ -51,7 +51,7 @@ std::optional<std::string> Slurp(const std::string& path) {
 // from the cache enforces and says exactly what a compiled run does.
 using Json = nlohmann::json;
 
-Json SpanJson(const Span& span) { return {span.file, span.begin, span.end}; }
+nlohmann::ordered_json SpanJson(const Span& span) { return {span.file, span.begin, span.end}; }
 
 // A span into `sources` (or none): anything else makes the entry unusable.
 std::optional<Span> ReadSpan(const Json& j, const SourceManager& sources) {
@@ -68,32 +68,13 @@ std::optional<Span> ReadSpan(const Json& j, const SourceManager& sources) {
   return span;
 }
 
-Json Ports(const ir::PortSet& ports) {
-  Json out = Json::array();
-  for (const auto& [lo, hi] : ports.ranges()) out.push_back({lo, hi});
-  return out;
-}
-
-std::optional<ir::PortSet> ReadPorts(const Json& j) {
-  if (!j.is_array()) return std::nullopt;
-  std::vector<std::pair<uint16_t, uint16_t>> ranges;
-  for (const Json& r : j) {
-    if (!r.is_array() || r.size() != 2 || !r[0].is_number_unsigned() ||
-        !r[1].is_number_unsigned() || r[0].get<uint64_t>() > 65535 ||
-        r[1].get<uint64_t>() > 65535) {
-      return std::nullopt;
-    }
-    ranges.emplace_back(r[0].get<uint16_t>(), r[1].get<uint16_t>());
-  }
-  return ir::PortSet(std::move(ranges));
-}
-
-Json Rules(const ir::Policy& policy) {
+nlohmann::ordered_json Rules(const ir::Policy& policy) {
+  using OJson = nlohmann::ordered_json;
   const ir::NetRules& net = policy.network;
-  Json out = {{"rules", Json::array()}, {"unix_rules", Json::array()}, {"fs", Json::array()}};
+  OJson out = {{"rules", OJson::array()}, {"unix_rules", OJson::array()}, {"fs", OJson::array()}};
   for (size_t r = 0; r < policy.filesystem.rules.size(); ++r) {
     for (const auto& [pattern, verdict] : policy.filesystem.rules[r]) {
-      Json spans = Json::array();
+      OJson spans = OJson::array();
       for (const Span& span : verdict.rules) spans.push_back(SpanJson(span));
       out["fs"].push_back({r, pattern, spans});
     }
@@ -103,9 +84,7 @@ Json Rules(const ir::Policy& policy) {
         {{"span", SpanJson(f.span)},
          {"ingress", f.direction == ir::Direction::kIngress},
          {"allow", f.allow},
-         {"tcp", Ports(f.what.tcp)},
-         {"udp", Ports(f.what.udp)},
-         {"icmp", f.what.icmp},
+         {"what", ir::DecisionToJson(f.what)},
          {"peer", static_cast<int>(f.peer.kind)},
          {"prefix",
           f.peer.kind == ast::PeerKind::kAddress ? FormatPrefix(f.peer.prefix) : std::string()},
@@ -149,17 +128,14 @@ bool ReadRules(const Json& j, const SourceManager& sources, ir::Policy* policy) 
     f.span = *span;
     f.direction = r.value("ingress", false) ? ir::Direction::kIngress : ir::Direction::kEgress;
     f.allow = r.value("allow", false);
-    std::optional<ir::PortSet> tcp = ReadPorts(r.value("tcp", Json()));
-    std::optional<ir::PortSet> udp = ReadPorts(r.value("udp", Json()));
+    std::string error;
+    std::optional<ir::NetDecision> what = ir::DecisionFromJson(r.value("what", Json()), &error);
     const uint64_t kind = r["peer"].get<uint64_t>();
-    if (!tcp || !udp || kind > static_cast<uint64_t>(ast::PeerKind::kWildcardDomain)) return false;
-    f.what.tcp = *tcp;
-    f.what.udp = *udp;
-    f.what.icmp = r.value("icmp", false);
+    if (!what || kind > static_cast<uint64_t>(ast::PeerKind::kWildcardDomain)) return false;
+    f.what = *what;
     f.peer.kind = static_cast<ast::PeerKind>(kind);
     f.peer.domain = r.value("domain", "");
     if (f.peer.kind == ast::PeerKind::kAddress) {
-      std::string error;
       std::optional<IpPrefix> prefix = ParseIpOrCidr(r.value("prefix", ""), &error);
       if (!prefix) return false;
       f.peer.prefix = *prefix;

@@ -132,6 +132,8 @@ ordered_json Syscalls(const SyscallRules& s, const SourceManager& sources) {
 
 }  // namespace
 
+nlohmann::ordered_json DecisionToJson(const NetDecision& decision) { return Decision(decision); }
+
 std::string Where(const SourceManager& sources, Span span) {
   if (!span.valid()) return "";
   Location loc = sources.LocationOf(span.file, span.begin);

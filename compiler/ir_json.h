@@ -26,6 +26,12 @@ std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error);
 // IR's size and of the time to read it.
 std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error, bool syscalls);
 
+// One network decision (ports by protocol, ICMP) as the IR's JSON writes
+// it, and back (nullopt and *error on anything malformed): for records of
+// their own that hold decisions (the run cache's source rules).
+nlohmann::ordered_json DecisionToJson(const NetDecision& decision);
+std::optional<NetDecision> DecisionFromJson(const nlohmann::json& j, std::string* error);
+
 // "file:line:col" for a span.
 std::string Where(const SourceManager& sources, Span span);
 

@@ -271,6 +271,17 @@ std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error) {
   return FromJson(j, error, /*syscalls=*/true);
 }
 
+std::optional<NetDecision> DecisionFromJson(const nlohmann::json& j, std::string* error) {
+  try {
+    return Decision(j, "decision");
+  } catch (const Bad& bad) {
+    *error = bad.what;
+  } catch (const nlohmann::json::exception& e) {
+    *error = e.what();
+  }
+  return std::nullopt;
+}
+
 std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error, bool syscalls) {
   try {
     const std::string w = "ir";

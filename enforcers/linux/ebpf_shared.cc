@@ -192,8 +192,8 @@ int EbpfPruneCache(size_t keep, int64_t idle_seconds) {
   while (const dirent* e = readdir(dir)) {
     const std::string name = e->d_name;
     if (name.rfind("cache-", 0) != 0) continue;
-    // cache-<key16>-<identity8>[l]
-    if (name.size() < 31 || name.compare(23, 8, identity) != 0) {
+    // cache-<key>-<identity>[l] (EbpfAttachShared)
+    if (name.compare(name.rfind('-') + 1, identity.size(), identity) != 0) {
       doomed.push_back(name);
       continue;
     }

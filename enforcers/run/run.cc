@@ -684,46 +684,57 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
 
 namespace {
 
-// A record's supervisor, its start time and its eBPF name; false when the
-// record is not one of ours.
-bool ReadRecord(const std::string& text, pid_t* pid, std::string* start, std::string* net_policy) {
-  std::istringstream in(text);
-  std::string word, pid_text, line;
-  in >> word >> pid_text >> *start;
-  if (word != "supervisor") return false;
-  try {
-    *pid = static_cast<pid_t>(std::stol(pid_text));
-  } catch (...) {
-    return false;
+// One run's record (PrepareRun writes it): its supervisor, whether that
+// supervisor still runs, its eBPF name and its cgroups.
+struct Record {
+  std::string path;
+  pid_t supervisor = 0;
+  bool alive = false;
+  std::string net_policy;  // run-<id>-<policy>
+  RunCgroup cgroup;
+};
+
+// The records of our runs in `state_dir`; anything else there is skipped.
+std::vector<Record> ReadRecords(const std::string& state_dir) {
+  std::vector<Record> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
+    if (entry.path().filename().string().rfind("run-", 0) != 0) continue;
+    const std::string text = ReadFile(entry.path().string());
+    std::istringstream in(text);
+    std::string word, pid_text, start, line;
+    Record r;
+    r.path = entry.path().string();
+    in >> word >> pid_text >> start;
+    if (word != "supervisor") continue;
+    try {
+      r.supervisor = static_cast<pid_t>(std::stol(pid_text));
+    } catch (...) {
+      continue;
+    }
+    std::getline(in, line);
+    in >> word >> r.net_policy;
+    if (word != "ebpf" || r.net_policy.rfind("run-", 0) != 0) continue;
+    r.alive = r.supervisor > 0 && !start.empty() && StartTime(r.supervisor) == start;
+    r.cgroup = ParseRunCgroupRecord(text);
+    out.push_back(std::move(r));
   }
-  std::getline(in, line);
-  in >> word >> *net_policy;
-  return word == "ebpf" && net_policy->rfind("run-", 0) == 0;
+  return out;
 }
 
 }  // namespace
 
 std::vector<LiveRun> ListRuns(const std::string& state_dir) {
   std::vector<LiveRun> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
-    if (entry.path().filename().string().rfind("run-", 0) != 0) continue;
-    const std::string text = ReadFile(entry.path().string());
-    pid_t pid = 0;
-    std::string start, net_policy;
-    if (!ReadRecord(text, &pid, &start, &net_policy) || pid <= 0 || start.empty() ||
-        StartTime(pid) != start) {
-      continue;
-    }
+  for (const Record& r : ReadRecords(state_dir)) {
+    if (!r.alive) continue;
     LiveRun run;
-    run.supervisor = pid;
-    // run-<id>-<policy>
-    const size_t dash = net_policy.find('-', 4);
-    run.policy = dash == std::string::npos ? net_policy : net_policy.substr(dash + 1);
-    run.pins = EbpfPinDir(net_policy);
-    const RunCgroup cg = ParseRunCgroupRecord(text);
-    run.cgroup = cg.v2.path;
-    for (const CgroupDir& d : cg.v1) run.v1.push_back(d.controller + ": " + d.path);
+    run.supervisor = r.supervisor;
+    const size_t dash = r.net_policy.find('-', 4);  // run-<id>-<policy>
+    run.policy = dash == std::string::npos ? r.net_policy : r.net_policy.substr(dash + 1);
+    run.pins = EbpfPinDir(r.net_policy);
+    run.cgroup = r.cgroup.v2.path;
+    for (const CgroupDir& d : r.cgroup.v1) run.v1.push_back(d.controller + ": " + d.path);
     out.push_back(std::move(run));
   }
   std::sort(out.begin(), out.end(),
@@ -733,28 +744,20 @@ std::vector<LiveRun> ListRuns(const std::string& state_dir) {
 
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
-  std::error_code ec;
   // Programs cached by other builds of ward, and those no run used lately.
   EbpfPruneCache(kKeptPrograms, kProgramIdleSeconds);
-  for (const auto& entry : std::filesystem::directory_iterator(state_dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("run-", 0) != 0) continue;
-    const std::string text = ReadFile(entry.path().string());
-    pid_t pid = 0;
-    std::string start, net_policy;
-    if (!ReadRecord(text, &pid, &start, &net_policy)) continue;
-    if (pid > 0 && !start.empty() && StartTime(pid) == start) continue;  // alive
-    RunCgroup cg = ParseRunCgroupRecord(text);
+  for (Record& r : ReadRecords(state_dir)) {
+    if (r.alive) continue;
     // Only what a run creates: never a path the record did not get from us.
-    bool sane = cg.v2.path.find("/ward/run-") != std::string::npos;
-    for (const CgroupDir& d : cg.v1) sane &= d.path.find("/ward-run-") != std::string::npos;
+    bool sane = r.cgroup.v2.path.find("/ward/run-") != std::string::npos;
+    for (const CgroupDir& d : r.cgroup.v1) sane &= d.path.find("/ward-run-") != std::string::npos;
     if (!sane) continue;
     std::string e;
-    RemoveRunCgroup(cg, &e);
+    RemoveRunCgroup(r.cgroup, &e);
     bool removed = false;
-    EbpfRemove(net_policy, &removed, &e);
+    EbpfRemove(r.net_policy, &removed, &e);
     if (!e.empty()) *error = e;
-    unlink(entry.path().c_str());
+    unlink(r.path.c_str());
     ++cleaned;
   }
   return cleaned;
