@@ -24,6 +24,12 @@ struct Set {
   bool interval = false;
   bool timeout = false;  // domain sets: elements expire with their DNS TTL
   std::vector<Term> elements;
+
+  // A hash set whose elements are all known when the table is loaded (not a
+  // domain set, which `ward apply` refreshes) is declared with its size: the
+  // kernel then picks its fixed-size hash, which loads about twice as fast
+  // as the resizable one (backends/nftables/README.md, "Load time").
+  bool sized() const { return !interval && !timeout && !elements.empty(); }
 };
 
 struct Rule {
@@ -159,6 +165,56 @@ Rule LookupRule(const Family& family, const Set& set, int proto, Orientation o, 
   return MakeRule({prefix, lookup, verdict});
 }
 
+// `tcp dport 443`, `tcp dport 8000-8080` or `tcp dport { 22, 443 }`.
+Term PortMatch(const std::string& proto, const std::string& field, const ir::PortSet& ports) {
+  const auto& ranges = ports.ranges();
+  const std::string left = proto + " " + field + " ";
+  if (ranges.size() == 1) {
+    const Term t = PortTerm(ranges[0]);
+    return Match(left + t.text, Payload(proto, field), t.value);
+  }
+  std::string text = "{ ";
+  json set = json::array();
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const Term t = PortTerm(ranges[i]);
+    text += (i ? ", " : "") + t.text;
+    set.push_back(t.value);
+  }
+  return Match(left + text + " }", Payload(proto, field), {{"set", set}});
+}
+
+// The addresses sharing one decision, in a set of addresses alone: one
+// element per address instead of one per (address, port range) in the
+// concatenations, and half the cost of each element (no concatenation to
+// parse and evaluate). Its rules name the ports inline, port first, so a
+// packet to another port never reaches the address lookup.
+struct Class {
+  bool exact = true;  // single addresses (hash set) or ranges (interval set)
+  ir::NetDecision decision;
+  Set set;
+};
+
+// Per direction, family and kind (exact or ranges), the kMaxClasses largest
+// groups of at least kClassMin pieces sharing a decision become classes;
+// the other pieces stay in the concatenations. The bound keeps a packet's
+// cost flat: at most kMaxClasses rules per kind and protocol before the
+// concatenation lookups, whatever the number of addresses.
+constexpr size_t kMaxClasses = 4;
+constexpr size_t kClassMin = 2;
+
+// A decision as a sortable key (the classes' order must not depend on
+// anything but the policy).
+std::string DecisionKey(const ir::NetDecision& d) {
+  std::string k;
+  for (const ir::PortSet* ports : {&d.tcp, &d.udp}) {
+    for (const auto& [lo, hi] : ports->ranges()) {
+      k += std::to_string(lo) + "-" + std::to_string(hi) + ",";
+    }
+    k += "/";
+  }
+  return k + (d.icmp ? "icmp" : "");
+}
+
 // The sets of one direction and family, and the rules that look them up.
 class DirectionSets {
  public:
@@ -166,8 +222,15 @@ class DirectionSets {
 
   template <typename A>
   void Add(const std::vector<ir::Piece<A>>& pieces) {
+    const std::map<std::pair<bool, std::string>, size_t> class_of = Classify(pieces);
     for (const ir::Piece<A>& p : pieces) {
+      if (p.decision.empty()) continue;
       const Term addr = AddressTerm(p.range);
+      auto c = class_of.find({p.range.lo == p.range.hi, DecisionKey(p.decision)});
+      if (c != class_of.end()) {
+        classes_[c->second].set.elements.push_back(addr);
+        continue;
+      }
       for (int proto = 0; proto < 2; ++proto) {
         const ir::PortSet& ports = proto == 0 ? p.decision.tcp : p.decision.udp;
         for (const auto& range : ports.ranges()) {
@@ -199,6 +262,7 @@ class DirectionSets {
   }
 
   void AppendSets(std::vector<Set>& out) const {
+    for (const Class& c : classes_) out.push_back(c.set);
     for (const auto& kinds : ports_) {
       for (const Set& s : kinds) {
         if (!s.elements.empty()) out.push_back(s);
@@ -213,6 +277,21 @@ class DirectionSets {
   // `verdict`; `prefix` goes in front (ct direction).
   void AppendRules(const Term& prefix, Orientation o, const Term& verdict,
                    std::vector<Rule>& out) const {
+    const std::string addr_field = o.remote_is_daddr ? "daddr" : "saddr";
+    const std::string port_field = o.port_is_dport ? "dport" : "sport";
+    for (const Class& c : classes_) {
+      const Term lookup = Match(std::string(family_.payload) + " " + addr_field + " @" + c.set.name,
+                                Payload(family_.payload, addr_field), "@" + c.set.name);
+      if (!c.decision.tcp.empty()) {
+        out.push_back(
+            MakeRule({prefix, PortMatch("tcp", port_field, c.decision.tcp), lookup, verdict}));
+      }
+      if (!c.decision.udp.empty()) {
+        out.push_back(
+            MakeRule({prefix, PortMatch("udp", port_field, c.decision.udp), lookup, verdict}));
+      }
+      if (c.decision.icmp) out.push_back(LookupRule(family_, c.set, 2, o, prefix, verdict));
+    }
     for (int proto = 0; proto < 2; ++proto) {
       for (const Set& s : ports_[proto]) {
         if (!s.elements.empty()) out.push_back(LookupRule(family_, s, proto, o, prefix, verdict));
@@ -224,6 +303,42 @@ class DirectionSets {
   }
 
  private:
+  // Chooses the classes (kMaxClasses, kClassMin) and creates their sets:
+  // (exact, decision key) -> index in classes_.
+  template <typename A>
+  std::map<std::pair<bool, std::string>, size_t> Classify(const std::vector<ir::Piece<A>>& pieces) {
+    std::map<std::pair<bool, std::string>, std::pair<size_t, const ir::NetDecision*>> groups;
+    for (const ir::Piece<A>& p : pieces) {
+      if (p.decision.empty()) continue;
+      auto& g = groups[{p.range.lo == p.range.hi, DecisionKey(p.decision)}];
+      ++g.first;
+      g.second = &p.decision;
+    }
+    std::map<std::pair<bool, std::string>, size_t> chosen;
+    for (const bool exact : {true, false}) {
+      std::vector<std::pair<size_t, std::string>> ranked;  // (pieces, key)
+      for (const auto& [key, g] : groups) {
+        if (key.first == exact && g.first >= kClassMin) ranked.push_back({g.first, key.second});
+      }
+      std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+        return a.first != b.first ? a.first > b.first : a.second < b.second;
+      });
+      if (ranked.size() > kMaxClasses) ranked.resize(kMaxClasses);
+      for (size_t i = 0; i < ranked.size(); ++i) {
+        Class c;
+        c.exact = exact;
+        c.decision = *groups.at({exact, ranked[i].second}).second;
+        c.set.name =
+            dir_ + "_" + family_.tag + (exact ? "_exact_c" : "_ranges_c") + std::to_string(i);
+        c.set.types = {family_.type};
+        c.set.interval = !exact;
+        chosen[{exact, ranked[i].second}] = classes_.size();
+        classes_.push_back(std::move(c));
+      }
+    }
+    return chosen;
+  }
+
   void Name() {
     const std::string base = dir_ + "_" + family_.tag + "_";
     for (int proto = 0; proto < 2; ++proto) {
@@ -243,6 +358,7 @@ class DirectionSets {
 
   std::string dir_;
   Family family_;
+  std::vector<Class> classes_;
   Set ports_[2][2];  // [tcp|udp][exact (hash)|ranges (interval)]
   Set icmp_[2];      // [exact|ranges]
   std::vector<ir::Range<ir::V6>> icmp_ranges_;
@@ -468,6 +584,7 @@ void RenderSetText(const Set& s, std::string& out) {
   } else if (s.timeout) {
     out += "\t\tflags timeout\n";
   }
+  if (s.sized()) out += "\t\tsize " + std::to_string(s.elements.size()) + "\n";
   if (s.elements.empty()) {
     out += "\t}\n";
     return;
@@ -499,6 +616,7 @@ json SetJson(const std::string& table, const Set& s) {
   if (s.interval) flags.push_back("interval");
   if (s.timeout) flags.push_back("timeout");
   if (!flags.empty()) j["flags"] = flags;
+  if (s.sized()) j["size"] = s.elements.size();
   if (s.elements.empty()) return j;
   json elems = json::array();
   for (const Term& e : s.elements) elems.push_back(e.value);
@@ -719,6 +837,7 @@ bool RenderRuleset(const ir::Policy& policy, const RenderOptions& options, Rules
   for (const Chain& c : chains) RenderChainText(c, text);
   text += "}\n";
 
+  if (!options.render_json) return true;
   json cmds = json::array();
   cmds.push_back({{"metainfo", {{"json_schema_version", 1}}}});
   cmds.push_back({{"add", {{"table", TableRef(table)}}}});

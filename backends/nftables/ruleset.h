@@ -39,12 +39,15 @@ struct RenderOptions {
   std::optional<Scope> scope;
   // The domain sets' elements (none in `ward compile`'s artifacts).
   std::vector<ResolvedAddress> resolved;
+  // Ruleset::json too (`ward apply` loads the text only: building the JSON
+  // value tree as well doubled the render time of a large table).
+  bool render_json = true;
 };
 
 struct Ruleset {
   std::string table;    // "ward_<policy>"
   std::string text;     // nft -f input: replaces the table in one transaction
-  std::string json;     // the same transaction as libnftables JSON
+  std::string json;     // the same transaction as libnftables JSON (if render_json)
   size_t elements = 0;  // set elements in all
 };
 

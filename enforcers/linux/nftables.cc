@@ -141,6 +141,7 @@ class Nftables final : public NetworkEnforcer {
     // The next generation: flows the previous one allowed are looked up again.
     nft::RenderOptions options;
     options.scope = scope;
+    options.render_json = false;
     json listing;
     if (ListTable(table, &listing, error)) {
       options.generation = Interpret(table, listing).generation + 1;

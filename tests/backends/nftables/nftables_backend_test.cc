@@ -86,6 +86,7 @@ policy s {
   const std::string& text = c->Artifact(".nft");
   CHECK(text.find("\tset egress_v4_tcp_exact {\n"
                   "\t\ttype ipv4_addr . inet_service\n"
+                  "\t\tsize 3\n"
                   "\t\telements = {\n"
                   "\t\t\t10.0.0.1 . 443,\n"
                   "\t\t\t10.0.0.2 . 80,\n"
@@ -101,6 +102,96 @@ policy s {
   // No set, no rule for what the policy does not grant.
   CHECK(text.find("udp") == std::string::npos);
   CHECK(text.find("icmp_") == std::string::npos);
+}
+
+TEST_CASE("nftables: addresses sharing a decision share one address set") {
+  // Five groups of single addresses sharing a decision (sizes 5, 4, 3, 3,
+  // 2), a lone address, and two prefixes sharing one: the four largest
+  // groups of singles become classes (the tie between the two groups of 3
+  // broken by the decision, not by rule order), the group of 2 and the lone
+  // address stay in the concatenation, the prefixes get an interval class.
+  std::string rules;
+  auto hosts = [&](int first, int n, const std::string& proto, const std::string& ports) {
+    for (int i = first; i < first + 2 * n; i += 2) {  // not adjacent: pieces of their own
+      rules += "    allow " + proto + " to 10.0.0." + std::to_string(i) + " " + ports + "\n";
+    }
+  };
+  hosts(1, 5, "tcp", "port 443");
+  hosts(11, 4, "udp", "port 53");
+  hosts(21, 3, "tcp", "ports 80, 8000-8080");
+  hosts(31, 3, "tcp", "port 22");
+  hosts(41, 2, "tcp", "port 25");
+  hosts(51, 1, "tcp", "port 443");  // with port 22 and icmp below: a decision of its own
+  rules += "    allow tcp to 10.0.0.51 port 22\n";
+  rules += "    allow icmp to 10.0.0.51\n";
+  rules += "    allow tcp to 10.8.0.0/16 port 443\n    allow tcp to 10.9.0.0/16 port 443\n";
+  auto c = CompileWith(Nft(), "policy s {\n  network {\n" + rules + "  }\n}\n");
+  REQUIRE(c->result.ok);
+  const std::string& text = c->Artifact(".nft");
+  CHECK(text.find("\tset egress_v4_exact_c0 {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tsize 5\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.1,\n") != std::string::npos);
+  CHECK(text.find("\tset egress_v4_exact_c1 {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tsize 4\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.11,\n") != std::string::npos);
+  // Ties: the decision keys "22-22,//" < "80-80,8000-8080,//".
+  CHECK(text.find("\tset egress_v4_exact_c2 {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tsize 3\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.31,\n") != std::string::npos);
+  CHECK(text.find("\tset egress_v4_exact_c3 {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tsize 3\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.21,\n") != std::string::npos);
+  CHECK(text.find("egress_v4_exact_c4") == std::string::npos);
+  CHECK(text.find("\tset egress_v4_ranges_c0 {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tflags interval\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.8.0.0-10.9.255.255\n") == std::string::npos);  // one piece: no class
+  CHECK(text.find("\tset egress_v4_tcp_exact {\n"
+                  "\t\ttype ipv4_addr . inet_service\n"
+                  "\t\tsize 4\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.41 . 25,\n"
+                  "\t\t\t10.0.0.43 . 25,\n"
+                  "\t\t\t10.0.0.51 . 22,\n"
+                  "\t\t\t10.0.0.51 . 443\n") != std::string::npos);
+  CHECK(text.find("\tset egress_v4_icmp_exact {\n"
+                  "\t\ttype ipv4_addr\n"
+                  "\t\tsize 1\n"
+                  "\t\telements = {\n"
+                  "\t\t\t10.0.0.51\n") != std::string::npos);
+  // The port first, then the address; both directions.
+  for (const char* rule :
+       {"ct direction original tcp dport 443 ip daddr @egress_v4_exact_c0 goto allow\n",
+        "ct direction original udp dport 53 ip daddr @egress_v4_exact_c1 goto allow\n",
+        "ct direction original tcp dport 22 ip daddr @egress_v4_exact_c2 goto allow\n",
+        "ct direction original tcp dport { 80, 8000-8080 } ip daddr @egress_v4_exact_c3 goto "
+        "allow\n",
+        "ct direction reply tcp sport 443 ip saddr @egress_v4_exact_c0 goto allow\n",
+        "ct direction reply tcp sport { 80, 8000-8080 } ip saddr @egress_v4_exact_c3 goto "
+        "allow\n"}) {
+    CHECK(text.find(rule) != std::string::npos);
+  }
+  // Two prefixes sharing a decision, not adjacent: an interval class.
+  auto r = CompileWith(Nft(),
+                       "policy r { network { allow tcp to 10.8.0.0/16 port 443\n"
+                       "allow tcp to 10.10.0.0/16 port 443 } }");
+  REQUIRE(r->result.ok);
+  CHECK(r->Artifact(".nft").find("\tset egress_v4_ranges_c0 {\n"
+                                 "\t\ttype ipv4_addr\n"
+                                 "\t\tflags interval\n"
+                                 "\t\telements = {\n"
+                                 "\t\t\t10.8.0.0/16,\n"
+                                 "\t\t\t10.10.0.0/16\n") != std::string::npos);
+  CHECK(r->Artifact(".nft.json").find("\"size\"") == std::string::npos);  // interval: no size
 }
 
 TEST_CASE("nftables: a policy without network grants still has every chain") {
