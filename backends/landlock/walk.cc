@@ -53,20 +53,21 @@ class Walker {
     }
   }
 
-  bool Visit(int node, const std::string& path, uint8_t active) {
-    const bool ok = VisitNode(node, path, active);
+  // `allowed_above`: the rights some ancestor of the node is allowed.
+  bool Visit(int node, const std::string& path, uint8_t active, uint8_t allowed_above) {
+    const bool ok = VisitNode(node, path, active, allowed_above);
     tree_.Release(node);
     return ok;
   }
 
-  bool VisitNode(int node, const std::string& path, uint8_t active) {
+  bool VisitNode(int node, const std::string& path, uint8_t active, uint8_t allowed_above) {
     if (++visited_ > max_nodes_) {
       result_.error = "resolving the patterns visits more than " + std::to_string(max_nodes_) +
                       " paths (at " + path + ")";
       return false;
     }
     const Tree::Kind kind = tree_.KindOf(node);
-    uint8_t grant = 0, pending = 0, pending_allow = 0, named = 0, beyond_link = 0;
+    uint8_t grant = 0, pending = 0, pending_allow = 0, named = 0, beyond_link = 0, carved = 0;
     for (ir::FsRight r : ir::kFsRights) {
       const uint8_t bit = RightBit(r);
       if (!(active & bit)) continue;
@@ -86,6 +87,8 @@ class Walker {
         if (allow) pending_allow |= bit;
       } else if (allow) {
         grant |= bit;
+      } else if (!mixed && (allowed_above & bit)) {
+        carved |= bit;
       }
     }
     if (kind == Tree::Kind::kSymlink) {
@@ -106,6 +109,10 @@ class Walker {
       result_.grants.push_back({node, path, grant});
       if (!tree_.Grant(node, path, grant, &result_.error)) return false;
     }
+    if (carved) {
+      result_.carved.push_back({node, path, carved});
+      if (!tree_.Carved(node, path, carved, &result_.error)) return false;
+    }
     if (!pending) return true;
     if (pending_allow) {
       result_.losses.push_back(
@@ -115,9 +122,12 @@ class Walker {
     }
     // Below an allowed node every entry is visited (its siblings of the
     // deny are granted one by one); below a denied one only the ways to
-    // an allow. The literal names allows go through are always looked up,
-    // so a missing one is reported.
+    // an allow, unless the denied one is inside an allowed one. The literal
+    // names allows go through are always looked up, so a missing one is
+    // reported.
     std::vector<std::string> names;
+    // Where an ancestor allows a pending right, the denied entries are
+    // visited too: they are carved (Tree::Carved).
     bool any = pending_allow != 0;
     for (ir::FsRight r : ir::kFsRights) {
       if (!(pending & RightBit(r))) continue;
@@ -125,10 +135,13 @@ class Walker {
         if (verdict && CanMatchBelow(pattern, path)) NextNames(pattern, path, &names, &any);
       }
     }
-    if (any && !tree_.List(node, &names)) {
+    const uint8_t carving = pending & allowed_above;
+    if ((any || carving) && !tree_.List(node, &names)) {
       result_.losses.push_back(
-          {path, pending,
-           "cannot be listed when the ruleset is built: its entries are not granted"});
+          {path, any ? pending : carving,
+           any ? "cannot be listed when the ruleset is built: its entries are not granted"
+               : "cannot be listed when the ruleset is built: its entries were not checked for "
+                 "other names (hard links)"});
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -149,7 +162,7 @@ class Walker {
         }
         continue;
       }
-      if (!Visit(child, child_path, pending)) return false;
+      if (!Visit(child, child_path, pending, uint8_t(allowed_above | pending_allow))) return false;
     }
     return true;
   }
@@ -158,6 +171,7 @@ class Walker {
     result_.ok = ok;
     auto by_path = [](const auto& a, const auto& b) { return a.path < b.path; };
     std::stable_sort(result_.grants.begin(), result_.grants.end(), by_path);
+    std::stable_sort(result_.carved.begin(), result_.carved.end(), by_path);
     std::stable_sort(result_.losses.begin(), result_.losses.end(), by_path);
     return std::move(result_);
   }
@@ -205,7 +219,7 @@ WalkResult Walk(const ir::FileRules& fs, const std::optional<std::string>& home,
   Walker walker(fs, home, tree, max_nodes);
   const uint8_t all =
       RightBit(ir::FsRight::kRead) | RightBit(ir::FsRight::kWrite) | RightBit(ir::FsRight::kExec);
-  const bool ok = walker.Visit(0, "/", all);
+  const bool ok = walker.Visit(0, "/", all, 0);
   return walker.Finish(ok);
 }
 

@@ -40,6 +40,16 @@ class Tree {
     (void)node, (void)path, (void)rights, (void)error;
     return true;
   }
+  // Called once per carved node: a node whose whole subtree is denied
+  // `rights` that one of its ancestors is allowed (a deny nested in an
+  // allow). Landlock decides by the path walked, so another name of a file
+  // in there (a hard link planted in a granted tree) would reach it with
+  // the grant of the tree it lies in; the enforcer checks that no file in
+  // there has another name. false stops the walk with *error.
+  virtual bool Carved(int node, const std::string& path, uint8_t rights, std::string* error) {
+    (void)node, (void)path, (void)rights, (void)error;
+    return true;
+  }
   // The walk is done with a node (the enforcer closes its fd).
   virtual void Release(int node) { (void)node; }
 };
@@ -60,6 +70,7 @@ struct WalkResult {
   bool ok = false;
   std::string error;
   std::vector<Grant> grants;  // in path order, one per node
+  std::vector<Grant> carved;  // Tree::Carved's nodes, in path order
   std::vector<Loss> losses;   // in path order
 };
 

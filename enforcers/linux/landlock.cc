@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "enforcers/linux/hardlinks.h"
 #include "enforcers/linux/landlock_uapi.h"
 
 namespace ward::enforce {
@@ -106,6 +107,17 @@ class FdTree final : public ll::Tree {
     }
     return true;
   }
+  // A file in a carved subtree (a deny nested in an allow) with another
+  // name could be reached through it (hardlinks.h): such a file stops the
+  // walk, so the run does not start.
+  bool Carved(int node, const std::string& path, uint8_t rights, std::string* error) override {
+    if (nodes_[node].fd < 0 || nodes_[node].kind == Kind::kSymlink) return true;
+    return CheckOtherNames(nodes_[node].fd, path, rights, &other_names_, error);
+  }
+
+  std::vector<ll::Loss> TakeUnchecked() { return std::move(other_names_.unchecked); }
+
+ public:
   void Release(int node) override {
     if (nodes_[node].fd >= 0) close(nodes_[node].fd);
     nodes_[node].fd = -1;
@@ -134,6 +146,7 @@ class FdTree final : public ll::Tree {
   int ruleset_fd_;
   uint64_t handled_;
   std::vector<Node> nodes_;
+  OtherNamesCheck other_names_;
 };
 
 bool AddPorts(int ruleset_fd, const ir::PortSet& ports, uint64_t access, size_t* count,
@@ -229,6 +242,7 @@ bool PrepareLandlock(const ll::Ruleset& ruleset, const LandlockOptions& options,
     }
     out->grants = std::move(walk.grants);
     out->losses = std::move(walk.losses);
+    for (ll::Loss& l : tree.TakeUnchecked()) out->losses.push_back(std::move(l));
   }
   if (((handled_net & uapi::kAccessNetConnectTcp) &&
        !AddPorts(out->ruleset_fd, connect, uapi::kAccessNetConnectTcp, &out->port_rules, error)) ||

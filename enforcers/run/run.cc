@@ -28,6 +28,7 @@
 #include "enforcers/linux/cgroup.h"
 #include "enforcers/linux/ebpf.h"
 #include "enforcers/linux/enforcer.h"
+#include "enforcers/linux/hardlinks.h"
 #include "enforcers/linux/landlock.h"
 #include "enforcers/linux/mounts.h"
 #include "enforcers/linux/process.h"
@@ -337,6 +338,20 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   ir::Policy landlock_policy = policy;
   plan->mounts.read_only = PlanDenyMounts(
       landlock_policy.filesystem, plan->home.empty() ? std::nullopt : std::optional(plan->home));
+  // A bind covers one path: a second name of a file under it would be
+  // written through the writable mount it lies in (hardlinks.h).
+  OtherNamesCheck other_names;
+  for (const std::string& path : plan->mounts.read_only) {
+    const int fd = open(path.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) continue;  // gone: the bind fails later, with its step named
+    const bool single = CheckOtherNames(fd, path, backend::landlock::RightBit(ir::FsRight::kWrite),
+                                        &other_names, error);
+    close(fd);
+    if (!single) {
+      *error = "filesystem: " + *error;
+      return nullptr;
+    }
+  }
   if (!backend::landlock::BuildRuleset(landlock_policy, /*partial=*/false, &plan->ruleset, sink,
                                        /*address_layer=*/true)) {
     *error = "";
@@ -414,6 +429,9 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   plan->landlock_options.egress_checked_by_address = true;
   if (!PrepareLandlock(plan->ruleset, plan->landlock_options, &plan->landlock, error)) {
     return nullptr;  // "landlock: STEP: why" already
+  }
+  for (backend::landlock::Loss& l : other_names.unchecked) {
+    plan->landlock.losses.push_back(std::move(l));
   }
   // The run's mount namespace: Ward's own state hidden, every mount
   // read-only but the writable grants, exact denies and unix grants fixed.

@@ -173,15 +173,27 @@ TEST_CASE("landlock enforce: links planted in a writable directory") {
 
 // Landlock decides by the path walked to the object, so a hard link that
 // someone outside the sandbox made inside a granted tree before the run
-// reaches the file (README.md § Symlinks and links). Pinned here so that a
-// change in the kernel or in the enforcer is noticed; ward run must not
-// rely on Landlock alone for this (the lead's escape tests cover it).
-TEST_CASE("landlock enforce: a hard link planted before the run is Landlock's known limit") {
+// would reach the file (README.md § Symlinks and links). The enforcer does
+// not rely on Landlock for this: a file in a carved subtree (a deny nested
+// in an allow) with a second name stops PrepareLandlock, naming the file.
+TEST_CASE("landlock enforce: a denied file with a second name stops the preparation") {
   Sandbox s;
   const ll::Ruleset r = Compile(FsPolicy(s));
-  REQUIRE(link(s("/home/.ssh/id").c_str(), s("/work/pre-planted").c_str()) == 0);
-  CHECK(RunConfined(r, Home(s), [&] { return OpenErrno(s("/work/pre-planted"), O_RDONLY); }) == 0);
+  // Control: one name, the ruleset is built and the secret refused.
   CHECK(RunConfined(r, Home(s), [&] { return OpenErrno(s("/home/.ssh/id"), O_RDONLY); }) == EACCES);
+  REQUIRE(link(s("/home/.ssh/id").c_str(), s("/work/pre-planted").c_str()) == 0);
+  enforce::PreparedLandlock prepared;
+  std::string error;
+  CHECK_FALSE(enforce::PrepareLandlock(r, Home(s), &prepared, &error));
+  CHECK(prepared.ruleset_fd == -1);
+  CHECK(error.rfind("landlock: resolve: hard links: " + s("/home/.ssh/id") +
+                        " has 2 names and the policy denies it read",
+                    0) == 0);
+  CHECK(RunConfined(r, Home(s), [&] { return OpenErrno(s("/work/pre-planted"), O_RDONLY); }) ==
+        kPrepareFailed);
+  // The second name gone, the same ruleset is built again.
+  REQUIRE(unlink(s("/work/pre-planted").c_str()) == 0);
+  CHECK(RunConfined(r, Home(s), [&] { return OpenErrno(s("/home/notes.txt"), O_RDONLY); }) == 0);
 }
 
 TEST_CASE("landlock enforce: a symlink the policy names is never followed") {

@@ -159,10 +159,38 @@ TEST_CASE("landlock walk: a deny nested in an allow grants the siblings along th
   for (const ll::Grant& g : walk.grants) grants += g.path + "=" + std::to_string(g.rights) + " ";
   for (const ll::Loss& l : walk.losses) losses += l.path + ": " + l.why + "\n";
   CHECK(grants == "/home/u/.ssh/config=1 /home/u/notes=1 /home/u/src=1 ");
+  // The denied subtrees inside the allowed one, for the enforcer's check
+  // of other names (hard links): .ssh itself is not one (config inside it
+  // is granted), its id is; nothing outside ~ (denied by default, never
+  // granted above) is.
+  std::string carved;
+  for (const ll::Grant& c : walk.carved) carved += c.path + "=" + std::to_string(c.rights) + " ";
+  CHECK(carved == "/home/u/.ssh/id=1 ");
   CHECK(losses ==
         "/home/u: partially granted (a deny below it): the directory itself and entries created "
         "in it later are not granted\n"
         "/home/u/missing: does not exist when the ruleset is built: not granted\n");
+}
+
+TEST_CASE("landlock walk: carved subtrees are reported once, per right") {
+  FakeTree tree;
+  for (const char* p : {"/w/.git/config", "/w/.git/HEAD", "/w/src/a.c", "/w/secret/k",
+                        "/w/secret/sub/k2", "/other/x"}) {
+    tree.Add(p, ll::Tree::Kind::kFile);
+  }
+  ir::FileRules fs;
+  fs.rules[0]["/w"] = {true, {}};  // read
+  fs.rules[1]["/w"] = {true, {}};  // write
+  fs.rules[1]["/w/.git/config"] = {false, {}};
+  fs.rules[0]["/w/secret"] = {false, {}};
+  fs.rules[1]["/w/secret"] = {false, {}};
+  fs.BuildIndex();
+  ll::WalkResult walk = ll::Walk(fs, std::nullopt, tree, 1000);
+  REQUIRE(walk.ok);
+  std::string carved;
+  for (const ll::Grant& c : walk.carved) carved += c.path + "=" + std::to_string(c.rights) + " ";
+  // read 1, write 2: the secret tree once for both, not its children.
+  CHECK(carved == "/w/.git/config=2 /w/secret=3 ");
 }
 
 TEST_CASE("landlock walk: ~ patterns need a home, and the walk is bounded") {

@@ -7,11 +7,9 @@
 // servers this test starts (entered with nsenter, which keeps /sys and the
 // cgroup mounts); no traffic leaves it. Without root: exit 77 (skipped).
 //
-// Pinned as known limits (asserted as they are, so a change is noticed): a
-// hard link to a secret that someone else planted inside a granted tree
-// before the run reads (Landlock decides by the path walked); a connect to
-// a port Landlock does not grant fails with Landlock's EACCES before the
-// cgroup's connect4 program would answer EPERM.
+// Pinned as a known limit (asserted as it is, so a change is noticed): a
+// connect to a port Landlock does not grant fails with Landlock's EACCES
+// before the cgroup's connect4 program would answer EPERM.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <fcntl.h>
 #include <sys/mount.h>
@@ -82,14 +80,41 @@ TEST_CASE("escape: reading the secret") {
     Case(kBase, {"rename", secret, e.Path("/plant/moved")}, kOk, Errno("EXDEV"));
   }
   SECTION("through a hard link planted before the run by someone else") {
-    // Path-based rules (Landlock) decide by the path walked, and this path
-    // is in the granted workspace: the known limit of ward run's
-    // filesystem layer, pinned so that a change is noticed (language.md
-    // asks for the object's decision; see the report).
+    // Landlock decides by the path walked, and this name is in the granted
+    // plant dir: ward run finds that the denied secret has a second name
+    // and does not start the command (125, the landlock step named).
     E().Reset();
     REQUIRE(link(secret.c_str(), e.Path("/plant/pre-hard").c_str()) == 0);
     CHECK_OUTCOME(e.Alone({"read", e.Path("/plant/pre-hard")}), kOk);
-    CHECK_OUTCOME(e.Warded(kBase, {"read", e.Path("/plant/pre-hard")}), kOk);
+    const Run r = e.Warded(kBase, {"read", e.Path("/plant/pre-hard")});
+    INFO(r.err);
+    CHECK(r.code == 125);
+    CHECK(r.out.empty());  // the probe never ran
+    CHECK(r.err.find("ward run: landlock: resolve: hard links: " + secret + " has 2 names") !=
+          std::string::npos);
+    // Positive control: without the second name the same run starts (and
+    // the read of the secret itself is refused).
+    REQUIRE(unlink(e.Path("/plant/pre-hard").c_str()) == 0);
+    CHECK_OUTCOME(e.Warded(kBase, {"read", secret}), Errno("EACCES"));
+  }
+  SECTION("a denied file with a second name anywhere stops the run, also for write") {
+    // escape-rodeny denies writing the workspace's .git/config; a second
+    // name outside every grant still stops the run (ward cannot know where
+    // the other name is without searching every granted tree).
+    E().Reset();
+    const std::string config = e.Path("/workspace/.git/config");
+    const std::string other = e.Path("/outside/config-link");
+    REQUIRE(mkdir(e.Path("/workspace/.git").c_str(), 0755) == 0);
+    WriteFile(config, "[core]\n");
+    REQUIRE(Outcome(e.Warded("escape-rodeny", {"exit", "0"})) == "-, exit 0");
+    REQUIRE(link(config.c_str(), other.c_str()) == 0);
+    const Run r = e.Warded("escape-rodeny", {"exit", "0"});
+    INFO(r.err);
+    CHECK(r.code == 125);
+    CHECK(r.err.find("hard links: " + config + " has 2 names and the policy denies it write") !=
+          std::string::npos);
+    REQUIRE(unlink(other.c_str()) == 0);
+    CHECK(Outcome(e.Warded("escape-rodeny", {"exit", "0"})) == "-, exit 0");
   }
   SECTION("through /proc/self/root") {
     Case(kBase, {"proc-root", secret}, kOk, Errno("EACCES"));
@@ -215,11 +240,17 @@ TEST_CASE("escape: a denied file inside a writable tree") {
     run({"symlink-write", config, e.Path("/workspace/sym")}, kOk, Errno("EROFS"));
     // A hard link out of the read-only mount crosses mounts.
     run({"link", config, e.Path("/workspace/hard")}, kOk, Errno("EXDEV"));
-    // One planted before the run by someone else: the known limit again
-    // (the mount covers the path, not the inode).
+    // One planted before the run by someone else: the mount covers the
+    // path, not the inode, so ward run refuses to start while the denied
+    // file has a second name (125, the filesystem step named).
     reset();
     REQUIRE(link(config.c_str(), e.Path("/workspace/pre-hard").c_str()) == 0);
-    CHECK_OUTCOME(e.Warded("escape-rodeny", {"write", e.Path("/workspace/pre-hard")}), kOk);
+    CHECK_OUTCOME(e.Alone({"write", e.Path("/workspace/pre-hard")}), kOk);
+    const Run r = e.Warded("escape-rodeny", {"write", e.Path("/workspace/pre-hard")});
+    INFO(r.err);
+    CHECK(r.code == 125);
+    CHECK(r.out.empty());
+    CHECK(r.err.rfind("ward run: filesystem: hard links: " + config + " has 2 names", 0) == 0);
   }
   SECTION("the rest of the workspace stays writable") {
     run({"create", e.Path("/workspace/.git/index.lock")}, kOk, kOk);
