@@ -38,22 +38,18 @@ bool Contains(const std::vector<std::string>& list, const std::string& item) {
 // The v1 hierarchy that has `controller`: its mount point and the caller's
 // own cgroup in it ("" when none is mounted).
 bool FindV1(const std::string& controller, std::string* mount, std::string* own) {
-  std::ifstream mounts("/proc/mounts");
-  std::string line;
   std::vector<std::string> hierarchy_controllers;
-  while (std::getline(mounts, line)) {
-    std::istringstream fields(line);
-    std::string device, dir, type, options;
-    fields >> device >> dir >> type >> options;
-    if (type != "cgroup") continue;
-    const std::vector<std::string> opts = Split(options, ',');
+  for (const MountEntry& m : MountTable()) {
+    if (m.type != "cgroup") continue;
+    const std::vector<std::string> opts = Split(m.options, ',');
     if (Contains(opts, controller)) {
-      *mount = dir;
+      *mount = m.dir;
       hierarchy_controllers = opts;
       break;
     }
   }
   if (mount->empty()) return false;
+  std::string line;
   std::ifstream self("/proc/self/cgroup");
   while (std::getline(self, line)) {
     // "4:memory:/process_api/f70..."; co-mounted: "2:cpu,cpuacct:/".

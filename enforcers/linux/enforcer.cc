@@ -1,6 +1,8 @@
 #include "enforcers/linux/enforcer.h"
 
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -9,6 +11,7 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #ifdef WARD_HAVE_NFTABLES
@@ -69,14 +72,41 @@ uint32_t RefreshSeconds(const std::vector<backend::ResolvedAddress>& answers,
   return std::max<uint32_t>(shortest / 2, 1);
 }
 
-std::string CgroupV2Mount(std::string* error) {
-  std::ifstream mounts("/proc/mounts");
+std::vector<MountEntry> MountTable() {
+  static std::mutex mutex;
+  static int fd = -1;
+  static std::vector<MountEntry> table;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (fd < 0) fd = open("/proc/self/mounts", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  pollfd p{fd, POLLPRI, 0};
+  const bool changed = poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR));
+  if (!table.empty() && !changed) return table;
+  std::string text;
+  char buf[8192];
+  if (lseek(fd, 0, SEEK_SET) != 0) return {};
+  for (ssize_t n; (n = read(fd, buf, sizeof buf)) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return {};
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  table.clear();
+  std::istringstream lines(text);
   std::string line;
-  while (std::getline(mounts, line)) {
+  while (std::getline(lines, line)) {
     std::istringstream fields(line);
-    std::string device, dir, type;
-    fields >> device >> dir >> type;
-    if (type == "cgroup2") return dir;
+    MountEntry e;
+    fields >> e.device >> e.dir >> e.type >> e.options;
+    if (!e.dir.empty()) table.push_back(std::move(e));
+  }
+  return table;
+}
+
+std::string CgroupV2Mount(std::string* error) {
+  for (const MountEntry& m : MountTable()) {
+    if (m.type == "cgroup2") return m.dir;
   }
   *error = "no cgroup2 file system is mounted (see /proc/mounts)";
   return "";

@@ -41,6 +41,16 @@ struct Cgroup {
 // The cgroup2 mount point, read from /proc/mounts (never assumed); "" and
 // *error when there is none.
 std::string CgroupV2Mount(std::string* error);
+
+// One line of the mount table.
+struct MountEntry {
+  std::string device, dir, type, options;
+};
+// The calling process's mount table (/proc/self/mounts), read once and
+// again only after it changed (the kernel flags the open table POLLPRI on
+// any mount or unmount in the namespace): `ward run` asked for it five
+// times, 0.3 ms. Thread-safe.
+std::vector<MountEntry> MountTable();
 // Resolves `path` (absolute under the mount, or relative to it) to an
 // existing cgroup directory.
 std::optional<Cgroup> ResolveCgroup(const std::string& path, std::string* error);

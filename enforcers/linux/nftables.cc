@@ -1,5 +1,6 @@
 #include "enforcers/linux/nftables.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <nftables/libnftables.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "backends/nftables/ruleset.h"
@@ -21,6 +23,62 @@ using json = nlohmann::json;
 namespace nft = backend::nftables;
 
 constexpr const char* kNftCgroupRoot = "/sys/fs/cgroup";
+
+// libnftables, loaded when a command first needs it rather than by the
+// dynamic linker at every start: with its dependencies (libnftnl, libmnl,
+// libxtables, libjansson, libgmp) it was ~1.5 ms of every `ward` start,
+// `ward run` included, which never loads a ruleset. The prototypes are the
+// header's, so a changed signature fails the build.
+struct NftApi {
+  decltype(&nft_ctx_new) ctx_new = nullptr;
+  decltype(&nft_ctx_free) ctx_free = nullptr;
+  decltype(&nft_ctx_output_set_flags) output_set_flags = nullptr;
+  decltype(&nft_ctx_buffer_output) buffer_output = nullptr;
+  decltype(&nft_ctx_buffer_error) buffer_error = nullptr;
+  decltype(&nft_run_cmd_from_buffer) run_cmd_from_buffer = nullptr;
+  decltype(&nft_ctx_get_output_buffer) get_output_buffer = nullptr;
+  decltype(&nft_ctx_get_error_buffer) get_error_buffer = nullptr;
+};
+
+// The library's soname (the ABI of the headers built against).
+constexpr const char* kLibNftables = "libnftables.so.1";
+
+const NftApi* Nft(std::string* error) {
+  static NftApi api;
+  static std::string load_error;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* lib = dlopen(kLibNftables, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* why = dlerror();
+      load_error = std::string("cannot load ") + kLibNftables + ": " + (why ? why : "?") +
+                   " (Debian: apt-get install libnftables1)";
+      return;
+    }
+    bool ok = true;
+    auto bind = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(lib, name));
+      if (!fn && ok) {
+        load_error = std::string(kLibNftables) + " has no " + name;
+        ok = false;
+      }
+    };
+    bind(api.ctx_new, "nft_ctx_new");
+    bind(api.ctx_free, "nft_ctx_free");
+    bind(api.output_set_flags, "nft_ctx_output_set_flags");
+    bind(api.buffer_output, "nft_ctx_buffer_output");
+    bind(api.buffer_error, "nft_ctx_buffer_error");
+    bind(api.run_cmd_from_buffer, "nft_run_cmd_from_buffer");
+    bind(api.get_output_buffer, "nft_ctx_get_output_buffer");
+    bind(api.get_error_buffer, "nft_ctx_get_error_buffer");
+    if (!ok) api = NftApi{};  // the library stays loaded; nothing uses it
+  });
+  if (!api.ctx_new) {
+    *error = load_error;
+    return nullptr;
+  }
+  return &api;
+}
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -241,19 +299,21 @@ class Nftables final : public NetworkEnforcer {
 
 bool RunNft(const std::string& commands, bool json_input, bool json_output, std::string* output,
             std::string* error) {
-  std::unique_ptr<nft_ctx, void (*)(nft_ctx*)> ctx(nft_ctx_new(NFT_CTX_DEFAULT), nft_ctx_free);
+  const NftApi* nft = Nft(error);
+  if (!nft) return false;
+  std::unique_ptr<nft_ctx, void (*)(nft_ctx*)> ctx(nft->ctx_new(NFT_CTX_DEFAULT), nft->ctx_free);
   if (!ctx) {
     *error = "libnftables: cannot create a context";
     return false;
   }
   // JSON input is recognised only with JSON output switched on.
-  if (json_input || json_output) nft_ctx_output_set_flags(ctx.get(), NFT_CTX_OUTPUT_JSON);
-  nft_ctx_buffer_output(ctx.get());
-  nft_ctx_buffer_error(ctx.get());
-  const int rc = nft_run_cmd_from_buffer(ctx.get(), commands.c_str());
-  if (output) *output = nft_ctx_get_output_buffer(ctx.get());
+  if (json_input || json_output) nft->output_set_flags(ctx.get(), NFT_CTX_OUTPUT_JSON);
+  nft->buffer_output(ctx.get());
+  nft->buffer_error(ctx.get());
+  const int rc = nft->run_cmd_from_buffer(ctx.get(), commands.c_str());
+  if (output) *output = nft->get_output_buffer(ctx.get());
   if (rc != 0) {
-    *error = Trim(nft_ctx_get_error_buffer(ctx.get()));
+    *error = Trim(nft->get_error_buffer(ctx.get()));
     if (error->empty()) *error = "libnftables refused the commands";
     return false;
   }

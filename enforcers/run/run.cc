@@ -74,11 +74,17 @@ void RunPlanDeleter::operator()(RunPlan* plan) const {
   if (!plan) return;
   ReleaseLandlock(plan->landlock);
   std::string ignored;
-  if (plan->ebpf_applied) {
-    bool removed = false;
-    EbpfRemove(plan->net_policy, &removed, &ignored);
+  const bool cgroup_removed = plan->cgroup_created && RemoveRunCgroup(plan->cgroup, &ignored);
+  if (plan->cgroup_created && !cgroup_removed) {
+    // A process of the run is still in its cgroup: the programs stay
+    // attached (detaching them would free it) and so does the record, for
+    // the next start's clean-up of stale runs.
+    delete plan;
+    return;
   }
-  if (plan->cgroup_created) RemoveRunCgroup(plan->cgroup, &ignored);
+  // Nothing of the run left: its links are released (the kernel detaches
+  // them in a worker, EbpfReleaseRun).
+  if (plan->ebpf_applied) EbpfReleaseRun(plan->net_policy);
   if (!plan->record_path.empty()) unlink(plan->record_path.c_str());
   delete plan;
 }
@@ -771,7 +777,12 @@ int CleanStaleRuns(const std::string& state_dir, std::string* error) {
     for (const CgroupDir& d : r.cgroup.v1) sane &= d.path.find("/ward-run-") != std::string::npos;
     if (!sane) continue;
     std::string e;
-    RemoveRunCgroup(r.cgroup, &e);
+    if (!RemoveRunCgroup(r.cgroup, &e)) {
+      // A process of that run is still there: its programs stay attached,
+      // and its record, for the next try.
+      *error = e;
+      continue;
+    }
     bool removed = false;
     EbpfRemove(r.net_policy, &removed, &e);
     if (!e.empty()) *error = e;
