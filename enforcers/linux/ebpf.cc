@@ -712,10 +712,6 @@ bool EbpfRemove(const std::string& policy, bool* removed, std::string* error) {
   return true;
 }
 
-void EbpfReleaseRun(const std::string& run_name) {
-  if (ValidPolicyName(run_name)) RemovePins(EbpfPinDir(run_name));
-}
-
 bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
                      const ir::NetDecision& names_allow, uint32_t ttl_seconds, std::string* error) {
   const std::string dir = EbpfPinDir(policy.name);

@@ -100,13 +100,6 @@ int EbpfPruneCache(size_t keep, int64_t idle_seconds);
 // removes the pinned directory. *removed: whether anything was there.
 bool EbpfRemove(const std::string& policy, bool* removed, std::string* error);
 
-// The end of a run (`ward run`, after its cgroup emptied): removes its
-// pinned links, the only references to them, so the kernel detaches each
-// in a worker, off the run's exit path. An explicit detach waited there for
-// the kernel to patch its code (the cgroup hooks' static keys turn off with
-// the last program of a type): ~0.5 ms of every run on an idle machine.
-void EbpfReleaseRun(const std::string& run_name);
-
 // Adds an address a name resolved to (a DNS-aware resolver's answer) to the
 // active generation, without a reload, trusted for `ttl_seconds`:
 // `names_allow` is what the allowed names matching the answer grant.
