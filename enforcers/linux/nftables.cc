@@ -181,10 +181,26 @@ class Nftables final : public NetworkEnforcer {
         scope.cgroup_path = cgroup->relative;
         scope.cgroup_level = cgroup->level;
         break;
-      case Target::Kind::kUid:
+      case Target::Kind::kUid: {
         scope.kind = nft::Scope::Kind::kUid;
         scope.uid = target.uid;
+        // `meta skuid` on input sees only sockets the kernel attached early
+        // (established TCP, connected UDP): what the uid scope cannot decide,
+        // whatever the policy (README.md, Scope).
+        Span span;
+        for (const ir::FlatRule& r : policy.network.rules) {
+          if (r.direction == ir::Direction::kIngress) {
+            span = r.span;
+            break;
+          }
+        }
+        sink.Warning(Code::kCannotExpress, span,
+                     "the uid scope cannot see inbound datagrams to unconnected UDP sockets: they "
+                     "are delivered whatever the ingress rules say (only the answers are "
+                     "refused), and a refused inbound TCP connect is dropped, not reset",
+                     "apply the policy to a cgroup (--cgroup) to enforce ingress");
         break;
+      }
       case Target::Kind::kInterface:
         if (target.interface.empty() || target.interface.size() >= 16 ||
             target.interface.find_first_of("\"\\ /") != std::string::npos) {

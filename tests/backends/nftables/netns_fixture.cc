@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 
 #include "enforcers/linux/enforcer.h"
@@ -38,12 +39,16 @@ void Must(bool ok, const std::string& what) {
 
 // ---- servers ------------------------------------------------------------------
 
-// Serves until killed; writes one byte to `ready` (when >= 0) once every
-// socket is bound.
-[[noreturn]] void Serve(int ready) {
+#ifndef IPV6_FREEBIND
+#define IPV6_FREEBIND 78  // linux/in6.h
+#endif
+
+// Serves `ports` until killed; writes one byte to `ready` (when >= 0) once
+// every socket is bound.
+[[noreturn]] void Serve(int ready, const std::vector<uint16_t>& ports) {
   std::vector<pollfd> fds;
   std::map<int, int> kind;  // fd -> 0 tcp listener, 1 udp, 2 tcp connection
-  for (uint16_t port : ServerPorts()) {
+  for (uint16_t port : ports) {
     for (int type : {SOCK_STREAM, SOCK_DGRAM}) {
       int s = socket(AF_INET6, type | SOCK_NONBLOCK, 0);
       int zero = 0, one = 1;
@@ -54,7 +59,13 @@ void Must(bool ok, const std::string& what) {
       a.sin6_port = htons(port);
       if (bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) _exit(3);
       if (type == SOCK_STREAM && listen(s, 512) != 0) _exit(4);
-      if (type == SOCK_DGRAM) setsockopt(s, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
+      if (type == SOCK_DGRAM) {
+        setsockopt(s, IPPROTO_IPV6, IPV6_RECVPKTINFO, &one, sizeof one);
+        // The answer's source is the address asked, which no interface
+        // holds (a `local` route covers it): without freebind the kernel
+        // refuses it (EINVAL) and no echo would go out.
+        setsockopt(s, IPPROTO_IPV6, IPV6_FREEBIND, &one, sizeof one);
+      }
       fds.push_back({s, POLLIN, 0});
       kind[s] = type == SOCK_STREAM ? 0 : 1;
     }
@@ -89,11 +100,11 @@ void Must(bool ok, const std::string& what) {
         ssize_t n = recvmsg(p.fd, &m, 0);
         if (n <= 0) continue;
         iov.iov_len = static_cast<size_t>(n);
-        if (IN6_IS_ADDR_V4MAPPED(&from.sin6_addr)) {
-          m.msg_control = nullptr;
-          m.msg_controllen = 0;
+        // An IPv4 datagram's IPV6_PKTINFO holds the mapped address asked:
+        // the kernel takes it as the IPv4 source too.
+        if (sendmsg(p.fd, &m, 0) < 0) {
+          std::fprintf(stderr, "echo server: sendmsg: %s\n", std::strerror(errno));
         }
-        sendmsg(p.fd, &m, 0);
       } else {
         ssize_t n = read(p.fd, buf, sizeof buf);
         if (n > 0) {
@@ -116,6 +127,7 @@ void Must(bool ok, const std::string& what) {
 struct Request {
   Op op;
   char address[64];
+  char source[64];  // "" or the address the probe's socket is bound to
   uint16_t port;
   int timeout_ms;
 };
@@ -155,6 +167,18 @@ bool Wait(int fd, short events, int timeout_ms) {
 
 Outcome Err() { return Failed(errno); }
 
+// A socket for the probe, bound to its source when it has one.
+int Open(const Request& r, int family, int type, int protocol = 0) {
+  const int fd = socket(family, type, protocol);
+  if (fd < 0 || r.source[0] == 0) return fd;
+  const Address s = Parse(r.source, 0);
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&s.sa), s.len) == 0) return fd;
+  const int err = errno;
+  close(fd);
+  errno = err;
+  return -1;
+}
+
 // Reads the echo of "ward" (any error the socket holds comes back as errno).
 Outcome ReadEcho(int fd, int timeout_ms) {
   if (!Wait(fd, POLLIN, timeout_ms)) return Failed(kTimedOut);
@@ -165,8 +189,9 @@ Outcome ReadEcho(int fd, int timeout_ms) {
   return kOk;
 }
 
-Outcome TcpConnect(const Address& a, int timeout_ms, int* out_fd) {
-  int fd = socket(a.family, SOCK_STREAM | SOCK_NONBLOCK, 0);
+Outcome TcpConnect(const Request& r, const Address& a, int* out_fd) {
+  const int timeout_ms = r.timeout_ms;
+  int fd = Open(r, a.family, SOCK_STREAM | SOCK_NONBLOCK);
   if (fd < 0) return Err();
   *out_fd = fd;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&a.sa), a.len) != 0 && errno != EINPROGRESS) {
@@ -193,13 +218,13 @@ Outcome RunProbe(const Request& r) {
   Outcome o;
   switch (r.op) {
     case Op::kTcp:
-      o = TcpConnect(a, r.timeout_ms, &fd);
+      o = TcpConnect(r, a, &fd);
       if (o.ok) o = Echo(fd, r.timeout_ms);
       break;
     case Op::kTcpHold:
       if (held >= 0) close(held);
       held = -1;
-      o = TcpConnect(a, r.timeout_ms, &fd);
+      o = TcpConnect(r, a, &fd);
       if (o.ok) o = Echo(fd, r.timeout_ms);
       if (o.ok) std::swap(held, fd);
       break;
@@ -210,7 +235,8 @@ Outcome RunProbe(const Request& r) {
       held = -1;
       return kOk;
     case Op::kUdpConnected:
-      fd = socket(a.family, SOCK_DGRAM, 0);
+      fd = Open(r, a.family, SOCK_DGRAM);
+      if (fd < 0) return Err();
       if (connect(fd, reinterpret_cast<const sockaddr*>(&a.sa), a.len) != 0) {
         o = Err();
       } else {
@@ -218,13 +244,15 @@ Outcome RunProbe(const Request& r) {
       }
       break;
     case Op::kUdpSendto:
-      fd = socket(a.family, SOCK_DGRAM, 0);
+      fd = Open(r, a.family, SOCK_DGRAM);
+      if (fd < 0) return Err();
       o = sendto(fd, "ward", 4, 0, reinterpret_cast<const sockaddr*>(&a.sa), a.len) < 0
               ? Err()
               : ReadEcho(fd, r.timeout_ms);
       break;
     case Op::kUdpSendmsg: {
-      fd = socket(a.family, SOCK_DGRAM, 0);
+      fd = Open(r, a.family, SOCK_DGRAM);
+      if (fd < 0) return Err();
       char data[] = "ward";
       iovec iov{data, 4};
       msghdr m{};
@@ -236,7 +264,8 @@ Outcome RunProbe(const Request& r) {
       break;
     }
     case Op::kUdpSendmmsg: {
-      fd = socket(a.family, SOCK_DGRAM, 0);
+      fd = Open(r, a.family, SOCK_DGRAM);
+      if (fd < 0) return Err();
       char data[] = "ward";
       iovec iov{data, 4};
       mmsghdr m[2] = {};
@@ -257,8 +286,8 @@ Outcome RunProbe(const Request& r) {
       break;
     }
     case Op::kIcmp: {
-      fd = socket(a.family, SOCK_DGRAM,
-                  a.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
+      fd = Open(r, a.family, SOCK_DGRAM,
+                a.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});
       if (fd < 0) return Err();
       unsigned char echo[16] = {};
       echo[0] = a.family == AF_INET ? 8 : 128;  // echo request
@@ -286,6 +315,83 @@ const std::vector<uint16_t>& ServerPorts() {
   return ports;
 }
 
+namespace {
+
+// The value after `name` in /proc/PID/net/<file>, whose lines are either
+// "name value" (snmp6) or a header line of names and a line of values with
+// the same prefix (netstat: "TcpExt: a b ...", "TcpExt: 1 2 ...").
+uint64_t NetCounter(pid_t pid, const std::string& file, const std::string& prefix,
+                    const std::string& name) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/net/" + file);
+  std::string line, header;
+  while (std::getline(f, line)) {
+    std::istringstream fields(line);
+    std::string first;
+    fields >> first;
+    if (prefix.empty()) {
+      uint64_t value = 0;
+      if (first == name && fields >> value) return value;
+      continue;
+    }
+    if (first != prefix) continue;
+    if (header.empty()) {
+      header = line;
+      continue;
+    }
+    std::istringstream names(header);
+    std::string key;
+    names >> key;  // the prefix
+    uint64_t value = 0;
+    while (names >> key && fields >> value) {
+      if (key == name) return value;
+    }
+    header.clear();
+  }
+  Must(false, "no " + name + " in /proc/" + std::to_string(pid) + "/net/" + file);
+  return 0;
+}
+
+}  // namespace
+
+uint64_t Snmp6(pid_t pid, const std::string& name) { return NetCounter(pid, "snmp6", "", name); }
+
+uint64_t TcpExt(pid_t pid, const std::string& name) {
+  return NetCounter(pid, "netstat", "TcpExt:", name);
+}
+
+Server::Server(const std::vector<uint16_t>& ports, const std::string& cgroup, int64_t uid,
+               const std::string& netns) {
+  int ready[2];
+  Must(pipe2(ready, O_CLOEXEC) == 0, "pipe");
+  pid_ = fork();
+  if (pid_ == 0) {
+    close(ready[0]);
+    if (!cgroup.empty()) std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
+    if (!netns.empty()) {  // before setuid: setns needs CAP_SYS_ADMIN
+      const int ns = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+      if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(6);
+      close(ns);
+    }
+    if (uid >= 0 &&
+        (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {
+      _exit(5);
+    }
+    Serve(ready[1], ports);
+  }
+  close(ready[1]);
+  char c = 0;
+  const bool up = read(ready[0], &c, 1) == 1;
+  close(ready[0]);
+  Must(up, "echo servers did not start");
+}
+
+Server::~Server() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
 std::string Outcome::Describe() const {
   if (ok) return "ok";
   if (err == kTimedOut) return "timed out";
@@ -306,7 +412,7 @@ TestNetns::TestNetns() {
   Must(Sh("ip -6 route add local fd00:200::/64 dev lo") == 0, "route fd00:200::/64");
   Must(Sh("sysctl -qw net.ipv4.ping_group_range='0 2147483647'") == 0, "ping_group_range");
   server_ = fork();
-  if (server_ == 0) Serve(-1);
+  if (server_ == 0) Serve(-1, ServerPorts());
   // The servers are up once a TCP connect to the last port succeeds.
   for (int i = 0; i < 200; ++i) {
     int s = socket(AF_INET, SOCK_STREAM, 0);
@@ -379,7 +485,7 @@ PeerNetns::PeerNetns(const std::string& link, int n, bool serve) : link_(link), 
     close(ready[0]);
     const int fd = open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) _exit(2);
-    Serve(ready[1]);
+    Serve(ready[1], ServerPorts());
   }
   close(ready[1]);
   char c = 0;
@@ -470,9 +576,11 @@ Worker::~Worker() {
   }
 }
 
-Outcome Worker::Run(Op op, const std::string& address, uint16_t port, int timeout_ms) {
-  Request r{op, {}, port, timeout_ms};
+Outcome Worker::Run(Op op, const std::string& address, uint16_t port, int timeout_ms,
+                    const std::string& source) {
+  Request r{op, {}, {}, port, timeout_ms};
   std::snprintf(r.address, sizeof r.address, "%s", address.c_str());
+  std::snprintf(r.source, sizeof r.source, "%s", source.c_str());
   Must(write(fd_, &r, sizeof r) == sizeof r, "worker request");
   int reply[2];
   Must(read(fd_, reply, sizeof reply) == sizeof reply, "worker reply");

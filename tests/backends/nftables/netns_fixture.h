@@ -22,6 +22,15 @@ void RequireRoot(const char* test);
 // The ports the servers listen on (TCP and UDP echo, IPv4 and IPv6).
 const std::vector<uint16_t>& ServerPorts();
 
+// A counter of the IPv6 statistics (/proc/net/snmp6, e.g. "Icmp6InEchos")
+// of the network namespace `pid` is in; REQUIREs it is there. An ICMPv6
+// echo a ping socket sends returns no errno when refused: these counters
+// tell an echo that never arrived from one whose reply was lost.
+uint64_t Snmp6(pid_t pid, const std::string& name);
+// A TCP extension counter (/proc/net/netstat, "TcpExt:" lines, e.g.
+// "EmbryonicRsts") of the network namespace `pid` is in.
+uint64_t TcpExt(pid_t pid, const std::string& name);
+
 class TestNetns {
  public:
   TestNetns();  // creates, enters, configures, starts the servers
@@ -66,6 +75,23 @@ class PeerNetns {
   std::string name_, path_, link_;
   int n_ = 0;
   pid_t server_ = -1;
+};
+
+// Echo servers (TCP and UDP on `ports`, IPv4 and IPv6 on the wildcard
+// address) run from a cgroup (path non-empty) and/or as a user (uid >= 0),
+// in the current network namespace or in the one at `netns`: a workload
+// whose inbound traffic a policy scopes. Up once the constructor returns.
+class Server {
+ public:
+  Server(const std::vector<uint16_t>& ports, const std::string& cgroup, int64_t uid = -1,
+         const std::string& netns = "");
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
 };
 
 class TestCgroup {
@@ -115,8 +141,11 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
   // `address` is IPv4 or IPv6 text (an IPv4-mapped one goes through an
-  // AF_INET6 socket).
-  Outcome Run(Op op, const std::string& address, uint16_t port = 0, int timeout_ms = 2000);
+  // AF_INET6 socket). With `source` (an address of this namespace, of the
+  // same family) the socket is bound to it first: the probe's source.
+  Outcome Run(Op op, const std::string& address, uint16_t port = 0, int timeout_ms = 2000,
+              const std::string& source = "");
+  pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;

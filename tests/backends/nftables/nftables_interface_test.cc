@@ -157,6 +157,9 @@ TEST_CASE("interface scope: a VM's forwarded and delivered egress, denials dropp
   // Destroyed before the router: their links are in its namespace.
   PeerNetns vm("wardvm0", 1, false), other("wardvm1", 3, false), server("wardsrv0", 2, true);
   Worker in(std::string(), -1, vm.path()), out(std::string(), -1, other.path());
+  // Only its namespace: the server's ICMPv6 counters (a refused ICMPv6
+  // echo: the request never arrived there).
+  Worker at_server(std::string(), -1, server.path());
   const std::vector<Case> cases = Cases(server);
 
   for (const Case& c : cases) {  // no policy: every probe works end to end
@@ -173,17 +176,28 @@ TEST_CASE("interface scope: a VM's forwarded and delivered egress, denials dropp
   for (const Case& c : cases) {
     INFO(c.Describe());
     const uint64_t before = CounterPackets(table, "egress_dropped");
+    const uint64_t echos6 = Snmp6(at_server.pid(), "Icmp6InEchos");
+    const uint64_t syn_retrans = TcpExt(in.pid(), "TCPSynRetrans");
     const Outcome got = in.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000);
     const uint64_t dropped = CounterPackets(table, "egress_dropped") - before;
-    INFO("got " << got.Describe() << ", egress_dropped +" << dropped);
+    // A SYN the prober sent again (its first retransmission timer, 1 s,
+    // fired before the probe closed: a stalled machine) is one more packet
+    // dropped.
+    const uint64_t resent = TcpExt(in.pid(), "TCPSynRetrans") - syn_retrans;
+    const uint64_t arrived6 = Snmp6(at_server.pid(), "Icmp6InEchos") - echos6;
+    INFO("got " << got.Describe() << ", egress_dropped +" << dropped << ", server Icmp6InEchos +"
+                << arrived6);
+    const bool icmp6 = c.op == Op::kIcmp && c.address.find(':') != std::string::npos;
     if (c.dropped == 0) {
       CHECK(got == kOk);  // the reply came back through the scope
       CHECK(dropped == 0);
+      if (icmp6) CHECK(arrived6 == 1);
     } else {
       // Nothing came back (a reject would have: ECONNREFUSED, EHOSTUNREACH
       // or EPERM), and Ward's drop rule took exactly the probe's packets.
       CHECK(got == Failed(kTimedOut));
-      CHECK(dropped == static_cast<uint64_t>(c.dropped));
+      CHECK(dropped == static_cast<uint64_t>(c.dropped) + resent);
+      if (icmp6) CHECK(arrived6 == 0);
     }
   }
   // The scope is the interface: the other vm, forwarded by the same router,
@@ -207,6 +221,159 @@ TEST_CASE("interface scope: a VM's forwarded and delivered egress, denials dropp
   for (const Case& c : cases) {  // removed completely
     INFO("after remove: " << c.Describe());
     CHECK(in.Run(c.op, c.address, c.port) == kOk);
+  }
+}
+
+// Ingress through the tap: the vm runs the echo servers, the server
+// namespace's workers are its peers (each probe from a chosen source,
+// 172.30.2.2/.3 and fd00:30:2::2/::3), forwarded by the router to the vm
+// (forward hook, `oifname`); the router's own probes to the vm leave through
+// its output hook. A denial is dropped and counted by `ingress_dropped`
+// (exactly the probe's packets), and for ICMPv6, whose refusal no errno
+// reports anyway, the vm's own counters show the echo request never arrived.
+const char* const kInboundPolicy = R"(
+policy vmin {
+  network {
+    allow ingress tcp from 172.30.2.2 port 443
+    allow ingress udp from 172.30.2.0/24 port 53
+    deny ingress udp from 172.30.2.3 port 53
+    allow ingress icmp from 172.30.2.2
+    allow ingress tcp from fd00:30:2::/64 port 443
+    deny ingress tcp from fd00:30:2::3
+    allow ingress udp from fd00:30:2::2 port 53
+    allow ingress icmp from fd00:30:2::2
+    allow ingress tcp from 172.30.1.1 port 80
+    allow tcp to 172.30.2.2 port 8000
+    allow udp to fd00:30:2::2 port 8000
+  }
+}
+)";
+
+struct InboundCase {
+  Op op;
+  std::string source, address;
+  uint16_t port;
+  int dropped;  // 0: allowed; else the packets the probe sends, all dropped
+  // What the prober sees of a drop: nothing comes back, but a datagram the
+  // router itself sends is dropped in its own output hook, which fails the
+  // sending call.
+  Outcome refused = Failed(kTimedOut);
+  std::string Describe() const {
+    return "op " + std::to_string(static_cast<int>(op)) + " from " + source + " to " + address +
+           " port " + std::to_string(port) + (dropped ? " (denied)" : " (allowed)");
+  }
+};
+
+std::vector<InboundCase> InboundCases(const PeerNetns& vm, const PeerNetns& server) {
+  const std::string v4 = vm.V4(2), v6 = vm.V6(2);
+  const std::string s2 = server.V4(2), s3 = server.V4(3), t2 = server.V6(2), t3 = server.V6(3);
+  return {
+      {Op::kTcp, s2, v4, 443, 0},
+      {Op::kTcp, s2, v4, 22, 1},
+      {Op::kTcp, s3, v4, 443, 1},
+      {Op::kUdpSendto, s2, v4, 53, 0},
+      {Op::kUdpConnected, s2, v4, 53, 0},
+      {Op::kUdpSendto, s3, v4, 53, 1},  // deny carved out of the allow
+      {Op::kUdpSendmmsg, s3, v4, 53, 2},
+      {Op::kUdpSendto, s2, v4, 80, 1},
+      {Op::kIcmp, s2, v4, 0, 0},
+      {Op::kIcmp, s3, v4, 0, 1},
+      {Op::kTcp, t2, v6, 443, 0},
+      {Op::kTcp, t3, v6, 443, 1},  // deny carved out of the allow
+      {Op::kTcp, t2, v6, 80, 1},
+      {Op::kUdpSendto, t2, v6, 53, 0},
+      {Op::kUdpConnected, t2, v6, 53, 0},
+      {Op::kUdpSendmsg, t3, v6, 53, 1},
+      {Op::kIcmp, t2, v6, 0, 0},
+      {Op::kIcmp, t3, v6, 0, 1},
+  };
+}
+
+// The counters one probe moved: the table's drop counters, and the echo
+// requests the vm's namespace received.
+struct Moved {
+  uint64_t egress, ingress, echos6;
+};
+
+TEST_CASE("interface scope: inbound to a VM, denials dropped and counted by ingress_dropped",
+          "[root]") {
+  TestNetns router;
+  router.FlushWardTables();
+  PeerNetns vm("wardvm0", 1, true), other("wardvm1", 3, true), server("wardsrv0", 2, true);
+  Worker peer(std::string(), -1, server.path()), local{std::string()},
+      own(std::string(), -1, vm.path());
+  const std::vector<InboundCase> cases = InboundCases(vm, server);
+  // The vm's own outbound flows: their replies pass the ingress side.
+  const std::vector<Case> outbound = {{Op::kTcp, server.V4(2), 8000, 0},
+                                      {Op::kUdpSendto, server.V6(2), 8000, 0}};
+  // The router's own connections to the vm (output hook).
+  const std::vector<InboundCase> from_router = {
+      {Op::kTcp, vm.V4(1), vm.V4(2), 80, 0},
+      {Op::kTcp, vm.V4(1), vm.V4(2), 22, 1},
+      {Op::kUdpSendto, vm.V4(1), vm.V4(2), 53, 1, Failed(EPERM)}};
+
+  for (const InboundCase& c : cases) {
+    INFO("control without the policy: " << c.Describe());
+    CHECK(peer.Run(c.op, c.address, c.port, 2000, c.source) == kOk);
+  }
+  for (const Case& c : outbound) {
+    INFO("control without the policy: " << c.Describe());
+    CHECK(own.Run(c.op, c.address, c.port) == kOk);
+  }
+  for (const InboundCase& c : from_router) {
+    INFO("control without the policy: " << c.Describe());
+    CHECK(local.Run(c.op, c.address, c.port, 2000, c.source) == kOk);
+  }
+
+  Apply(kInboundPolicy, Interface(vm.link()));
+  vm.FlushNeighbours();  // neighbour discovery must pass the table
+  const std::string table = "ward_vmin";
+  auto counters = [&] {
+    return Moved{CounterPackets(table, "egress_dropped"), CounterPackets(table, "ingress_dropped"),
+                 Snmp6(own.pid(), "Icmp6InEchos")};
+  };
+  auto probe = [&](Worker& w, const InboundCase& c) {
+    INFO(c.Describe());
+    const Moved before = counters();
+    const uint64_t syn_retrans = TcpExt(w.pid(), "TCPSynRetrans");
+    const Outcome got = w.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000, c.source);
+    const Moved after = counters();
+    // A SYN sent again by a stalled prober is one more packet dropped.
+    const uint64_t resent = TcpExt(w.pid(), "TCPSynRetrans") - syn_retrans;
+    const uint64_t ingress = after.ingress - before.ingress, echos6 = after.echos6 - before.echos6;
+    INFO("got " << got.Describe() << ", ingress_dropped +" << ingress << ", egress_dropped +"
+                << after.egress - before.egress << ", vm Icmp6InEchos +" << echos6);
+    CHECK(after.egress == before.egress);
+    const bool icmp6 = c.op == Op::kIcmp && c.address.find(':') != std::string::npos;
+    if (c.dropped == 0) {
+      CHECK(got == kOk);
+      CHECK(ingress == 0);
+      if (icmp6) CHECK(echos6 == 1);
+    } else {
+      CHECK(got == c.refused);
+      CHECK(ingress == static_cast<uint64_t>(c.dropped) + resent);
+      if (icmp6) CHECK(echos6 == 0);
+    }
+  };
+  for (const InboundCase& c : cases) probe(peer, c);
+  for (const InboundCase& c : from_router) probe(local, c);
+  for (const Case& c : outbound) {
+    probe(own, {c.op, std::string(), c.address, c.port, 0});
+  }
+  // Outside the scope: the same peers reach a second vm, no counter moves.
+  const Moved before = counters();
+  for (const InboundCase& c : InboundCases(other, server)) {
+    INFO("outside the scope: " << c.Describe());
+    CHECK(peer.Run(c.op, c.address, c.port, 2000, c.source) == kOk);
+  }
+  const Moved after = counters();
+  CHECK(after.ingress == before.ingress);
+  CHECK(after.egress == before.egress);
+
+  Remove("vmin");
+  for (const InboundCase& c : cases) {
+    INFO("after remove: " << c.Describe());
+    CHECK(peer.Run(c.op, c.address, c.port, 2000, c.source) == kOk);
   }
 }
 
