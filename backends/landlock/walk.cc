@@ -209,6 +209,16 @@ void NextNames(const std::string& pattern, const std::string& path, std::vector<
   }
 }
 
+std::string RightNames(uint8_t rights) {
+  std::string out;
+  for (ir::FsRight r : ir::kFsRights) {
+    if (!(rights & RightBit(r))) continue;
+    out += out.empty() ? "" : ",";
+    out += r == ir::FsRight::kRead ? "read" : r == ir::FsRight::kWrite ? "write" : "exec";
+  }
+  return out;
+}
+
 WalkResult Walk(const ir::FileRules& fs, const std::optional<std::string>& home, Tree& tree,
                 size_t max_nodes) {
   if (fs.NeedsHome() && !home) {

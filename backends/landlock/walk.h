@@ -22,6 +22,8 @@ namespace ward::backend::landlock {
 
 // Ward's rights as bits: 1 read, 2 write, 4 exec.
 inline constexpr uint8_t RightBit(ir::FsRight r) { return uint8_t(1u << static_cast<int>(r)); }
+// RightBit()s as "read,write,exec" (those set, in that order).
+std::string RightNames(uint8_t rights);
 
 class Tree {
  public:

@@ -12,20 +12,10 @@ namespace {
 
 namespace ll = backend::landlock;
 
-std::string RightNames(uint8_t rights) {
-  std::string out;
-  for (ir::FsRight r : ir::kFsRights) {
-    if (!(rights & ll::RightBit(r))) continue;
-    out += out.empty() ? "" : ",";
-    out += r == ir::FsRight::kRead ? "read" : r == ir::FsRight::kWrite ? "write" : "exec";
-  }
-  return out;
-}
-
 bool Single(const struct stat& st, const std::string& path, uint8_t rights, std::string* error) {
   if (S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode) || st.st_nlink <= 1) return true;
   *error = "hard links: " + path + " has " + std::to_string(st.st_nlink) +
-           " names and the policy denies it " + RightNames(rights) +
+           " names and the policy denies it " + ll::RightNames(rights) +
            "; another name in a granted tree would reach it with that tree's grant. Remove the "
            "other names (find / -xdev -samefile " +
            path + ") or change the policy";

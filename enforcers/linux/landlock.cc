@@ -277,15 +277,7 @@ void ReleaseLandlock(PreparedLandlock& prepared) {
 }
 
 std::string DescribeLandlock(const PreparedLandlock& prepared) {
-  auto rights = [](uint8_t r) {
-    std::string s;
-    for (ir::FsRight right : ir::kFsRights) {
-      if (!(r & ll::RightBit(right))) continue;
-      s += s.empty() ? "" : ",";
-      s += right == ir::FsRight::kRead ? "read" : right == ir::FsRight::kWrite ? "write" : "exec";
-    }
-    return s;
-  };
+  auto rights = [](uint8_t r) { return ll::RightNames(r); };
   std::string out;
   for (const ll::Grant& g : prepared.grants)
     out += "grant " + g.path + " " + rights(g.rights) + "\n";

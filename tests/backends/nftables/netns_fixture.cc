@@ -122,6 +122,20 @@ void Must(bool ok, const std::string& what) {
   }
 }
 
+// In a forked child: joins `cgroup` (non-empty), the network namespace at
+// `netns` (non-empty), then becomes `uid` (>= 0); exits on failure.
+void EnterChild(const std::string& cgroup, int64_t uid, const std::string& netns) {
+  if (!cgroup.empty()) std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
+  if (!netns.empty()) {  // before setuid: setns needs CAP_SYS_ADMIN
+    const int ns = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
+    if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(6);
+    close(ns);
+  }
+  if (uid >= 0 && (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {
+    _exit(5);
+  }
+}
+
 // ---- probes -------------------------------------------------------------------
 
 struct Request {
@@ -366,16 +380,7 @@ Server::Server(const std::vector<uint16_t>& ports, const std::string& cgroup, in
   pid_ = fork();
   if (pid_ == 0) {
     close(ready[0]);
-    if (!cgroup.empty()) std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
-    if (!netns.empty()) {  // before setuid: setns needs CAP_SYS_ADMIN
-      const int ns = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
-      if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(6);
-      close(ns);
-    }
-    if (uid >= 0 &&
-        (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {
-      _exit(5);
-    }
+    EnterChild(cgroup, uid, netns);
     Serve(ready[1], ports);
   }
   close(ready[1]);
@@ -544,18 +549,7 @@ Worker::Worker(const std::string& cgroup, int64_t uid, const std::string& netns)
   pid_ = fork();
   if (pid_ == 0) {
     close(sv[0]);
-    if (!cgroup.empty()) {
-      std::ofstream(cgroup + "/cgroup.procs") << getpid() << std::flush;
-    }
-    if (!netns.empty()) {  // before setuid: setns needs CAP_SYS_ADMIN
-      const int ns = open(netns.c_str(), O_RDONLY | O_CLOEXEC);
-      if (ns < 0 || setns(ns, CLONE_NEWNET) != 0) _exit(6);
-      close(ns);
-    }
-    if (uid >= 0 &&
-        (setgid(static_cast<gid_t>(uid)) != 0 || setuid(static_cast<uid_t>(uid)) != 0)) {
-      _exit(5);
-    }
+    EnterChild(cgroup, uid, netns);
     Request r;
     while (read(sv[1], &r, sizeof r) == sizeof r) {
       Outcome o = RunProbe(r);
