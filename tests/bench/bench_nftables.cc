@@ -154,14 +154,20 @@ struct Figures {
   size_t elements = 0;
 };
 
-Figures Measure(int n, Kind kind, int iterations) {
-  Figures f;
-  const ward::ir::Policy p = Synthetic(n, kind);
+// Rendering as `ward apply --uid kUid` does.
+nft::RenderOptions UidOptions() {
   nft::RenderOptions options;
   nft::Scope scope;
   scope.kind = nft::Scope::Kind::kUid;
   scope.uid = kUid;
   options.scope = scope;
+  return options;
+}
+
+Figures Measure(int n, Kind kind, int iterations) {
+  Figures f;
+  const ward::ir::Policy p = Synthetic(n, kind);
+  nft::RenderOptions options = UidOptions();
   ward::DiagnosticSink sink;
   // What `ward apply` renders: the text alone.
   nft::Ruleset r;
@@ -210,11 +216,7 @@ int main(int argc, char** argv) {
   }
   if (argc == 4 && std::string(argv[1]) == "--dump") {
     // The hash table of N addresses as nft text, to profile `nft -f` on.
-    nft::RenderOptions options;
-    nft::Scope scope;
-    scope.kind = nft::Scope::Kind::kUid;
-    scope.uid = kUid;
-    options.scope = scope;
+    const nft::RenderOptions options = UidOptions();
     nft::Ruleset r;
     ward::DiagnosticSink sink;
     nft::RenderRuleset(Synthetic(std::atoi(argv[2]), Kind::kHash), options, &r, sink);
