@@ -899,6 +899,7 @@ class Ebpf final : public NetworkEnforcer {
     }
     std::optional<Cgroup> cg = ResolveCgroup(target.cgroup, error);
     if (!cg) return false;
+    WarnNonIpSockets("ebpf", sink);
     EbpfApplyResult r;
     std::vector<backend::ResolvedAddress> resolved;
     if (options.resolve_domains) resolved = ResolveDomainGrants(policy, options.dns, sink);

@@ -72,6 +72,15 @@ uint32_t RefreshSeconds(const std::vector<backend::ResolvedAddress>& answers,
   return std::max<uint32_t>(shortest / 2, 1);
 }
 
+void WarnNonIpSockets(std::string_view enforcer, DiagnosticSink& sink) {
+  sink.Warning(Code::kCannotExpress, Span{},
+               std::string(enforcer) +
+                   " does not see packet sockets (AF_PACKET, with CAP_NET_RAW) nor "
+                   "other families outside IP such as vsock: they send past it",
+               "drop CAP_NET_RAW in the scope and refuse other socket families with seccomp "
+               "(ward run does both)");
+}
+
 std::vector<MountEntry> MountTable() {
   static std::mutex mutex;
   static int fd = -1;

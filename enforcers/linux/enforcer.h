@@ -68,6 +68,13 @@ struct ApplyOptions {
 // resolves (a wildcard cannot be resolved ahead of time), by direction.
 std::vector<std::pair<ir::Direction, std::string>> NamesToResolve(const ir::Policy& policy);
 
+// What `ward apply` cannot see on a cgroup or a user, whichever enforcer:
+// sockets outside IP (packet sockets with CAP_NET_RAW, vsock without any
+// privilege) never meet netfilter's IP hooks nor the cgroup socket hooks.
+// A warning at every such apply; `ward run` refuses those families itself
+// (capabilities dropped, its guard filter).
+void WarnNonIpSockets(std::string_view enforcer, DiagnosticSink& sink);
+
 // Resolves every domain grant of the policy that names one host (a wildcard
 // cannot be resolved ahead of time; backends warn about those). A name that
 // does not resolve, or whose server does not answer, gets no addresses (its

@@ -211,6 +211,8 @@ class Nftables final : public NetworkEnforcer {
         scope.interface = target.interface;
         break;
     }
+    // A tap carries whatever the VM sends: only a host scope misses sockets.
+    if (scope.kind != nft::Scope::Kind::kInterface) WarnNonIpSockets("nftables", sink);
     const std::string table = nft::TableName(policy.name);
     // The next generation: flows the previous one allowed are looked up again.
     nft::RenderOptions options;
