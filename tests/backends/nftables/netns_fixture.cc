@@ -299,6 +299,13 @@ Outcome RunProbe(const Request& r) {
       }
       break;
     }
+    case Op::kRaw: {
+      fd = Open(r, a.family, SOCK_RAW, 253);
+      if (fd < 0) return Err();
+      o = sendto(fd, "ward", 4, 0, reinterpret_cast<const sockaddr*>(&a.sa), a.len) < 0 ? Err()
+                                                                                        : kOk;
+      break;
+    }
     case Op::kIcmp: {
       fd = Open(r, a.family, SOCK_DGRAM,
                 a.family == AF_INET ? int{IPPROTO_ICMP} : int{IPPROTO_ICMPV6});

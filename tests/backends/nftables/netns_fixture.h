@@ -129,6 +129,7 @@ enum class Op {
   kTcpHold,       // connect and keep the connection (one at a time)
   kTcpHeldEcho,   // send and read the echo on the kept connection
   kTcpHeldClose,
+  kRaw,  // a raw IP socket of protocol 253 (experimental) sends one packet
 };
 
 // A process that runs probes from a cgroup (path non-empty) and/or as a

@@ -177,6 +177,31 @@ TEST_CASE("cgroup scope: each probe as the IR decides it, a sibling cgroup unaff
   }
 }
 
+TEST_CASE(
+    "cgroup scope: a raw socket's packets are refused, even where tcp, udp and icmp are allowed",
+    "[root]") {
+  // Raw IP is never granted by a rule (language.md): the table allows TCP,
+  // UDP and ICMP by address and port, so another protocol meets no allow
+  // and is refused in the output hook (the send fails with EPERM).
+  TestNetns ns;
+  TestCgroup cgroup("raw");
+  Worker in(cgroup.path());
+  for (const char* address : {"10.200.0.7", "fd00:200::7"}) {
+    INFO(address);
+    CHECK(in.Run(Op::kRaw, address) == kOk);  // positive control
+  }
+  Apply(kPolicy, CgroupTarget(cgroup));
+  for (const char* address : {"10.200.0.7", "fd00:200::7"}) {
+    INFO(address);
+    CHECK(in.Run(Op::kRaw, address) == Failed(EPERM));
+    CHECK(in.Run(Op::kIcmp, address) == kOk);  // the address itself is allowed
+  }
+  bool removed = false;
+  std::string error;
+  REQUIRE(enforce::NftablesEnforcer().Remove("probe", &removed, &error));
+  CHECK(in.Run(Op::kRaw, "10.200.0.7") == kOk);
+}
+
 TEST_CASE("uid scope: the user's sockets only", "[root]") {
   TestNetns ns;
   Worker user("", 12345), other("", 12346);
