@@ -136,62 +136,13 @@ bool ProgStats(uint64_t* run_ns, uint64_t* runs, const char* link_name = "link_c
   return ok;
 }
 
-// The run time of the most trivial cgroup/connect4 program (r0 = 1; exit)
-// attached alone to the cgroup: what the kernel's own accounting
-// (BPF_ENABLE_STATS reads the clock twice per run) and the hook cost
-// before any of Ward's instructions run.
-double TrivialConnect4Ns(int connects) {
-  const bpf_insn insns[] = {
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
+// Loads `insns` as a cgroup/connect4 program, attaches it to the cgroup
+// (beside Ward's programs: BPF_F_ALLOW_MULTI), runs `connects` UDP connects
+// and returns its own run time per run (BPF_ENABLE_STATS); -1 when it could
+// not be loaded or attached, or a connect failed (the program refused).
+double RawProgramNs(const char* name, const bpf_insn* insns, size_t count, int connects) {
   LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_CGROUP_INET4_CONNECT);
-  const int prog =
-      bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "ward_trivial", "GPL", insns, 2, &opts);
-  if (prog < 0) return -1;
-  const int cg_fd = open(cg.c_str(), O_RDONLY | O_DIRECTORY);
-  double per = -1;
-  if (cg_fd >= 0 && bpf_prog_attach(prog, cg_fd, BPF_CGROUP_INET4_CONNECT, 0) == 0) {
-    bpf_prog_info a{}, b{};
-    uint32_t len = sizeof a;
-    bpf_obj_get_info_by_fd(prog, &a, &len);
-    ConnectNs(connects);
-    len = sizeof b;
-    bpf_obj_get_info_by_fd(prog, &b, &len);
-    if (b.run_cnt > a.run_cnt) {
-      per = static_cast<double>(b.run_time_ns - a.run_time_ns) /
-            static_cast<double>(b.run_cnt - a.run_cnt);
-    }
-    bpf_prog_detach2(prog, cg_fd, BPF_CGROUP_INET4_CONNECT);
-  }
-  if (cg_fd >= 0) close(cg_fd);
-  close(prog);
-  return per;
-}
-
-// The run time of a program that does one lookup in Ward's own exact map
-// (of the applied policy, at its size) and nothing else, attached beside
-// Ward's programs: the floor above plus the HASH lookup, the part of the
-// decision no program deciding by address can skip. It refuses on a miss,
-// so a key that is not there fails the connects (-1).
-double LookupOnlyNs(int map_fd, int connects) {
-  const bpf_insn insns[] = {
-      {BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -8, 0},           // generation 0
-      {BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0x0100c80a},  // 10.200.0.1
-      {BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0},
-      {BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -8},
-      {BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd},
-      {0, 0, 0, 0, 0},
-      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
-      {BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0},
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
-      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
-  };
-  LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_CGROUP_INET4_CONNECT);
-  const int prog = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "ward_lookup", "GPL", insns,
-                                 sizeof insns / sizeof insns[0], &opts);
+  const int prog = bpf_prog_load(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, name, "GPL", insns, count, &opts);
   if (prog < 0) return -1;
   const int cg_fd = open(cg.c_str(), O_RDONLY | O_DIRECTORY);
   double per = -1;
@@ -212,6 +163,40 @@ double LookupOnlyNs(int map_fd, int connects) {
   if (cg_fd >= 0) close(cg_fd);
   close(prog);
   return per;
+}
+
+// The most trivial cgroup/connect4 program (r0 = 1; exit), attached alone:
+// what the kernel's own accounting (BPF_ENABLE_STATS reads the clock twice
+// per run) and the hook cost before any of Ward's instructions run.
+double TrivialConnect4Ns(int connects) {
+  const bpf_insn insns[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  return RawProgramNs("ward_trivial", insns, 2, connects);
+}
+
+// A program that does one lookup in Ward's own exact map (of the applied
+// policy, at its size) and nothing else, attached beside Ward's programs:
+// the floor above plus the HASH lookup, the part of the decision no program
+// deciding by address can skip. It refuses on a miss, so a key that is not
+// there fails the connects (-1).
+double LookupOnlyNs(int map_fd, int connects) {
+  const bpf_insn insns[] = {
+      {BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -8, 0},           // generation 0
+      {BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0x0100c80a},  // 10.200.0.1
+      {BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0},
+      {BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -8},
+      {BPF_LD | BPF_DW | BPF_IMM, BPF_REG_1, BPF_PSEUDO_MAP_FD, 0, map_fd},
+      {0, 0, 0, 0, 0},
+      {BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem},
+      {BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 2, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0},
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},
+  };
+  return RawProgramNs("ward_lookup", insns, sizeof insns / sizeof insns[0], connects);
 }
 
 }  // namespace
