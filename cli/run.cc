@@ -111,6 +111,7 @@ int RunRun(const RunFlags& flags) {
 }  // namespace
 
 int RunFromCache(int argc, char** argv) {
+  enforce::RunTrace("main");
   // Root only (the cache is root's), and the plain form of the command
   // line: FILE, --policy, --home, --std, --dry-run, then `--` and the
   // command. Anything else is CLI11's to parse.
@@ -162,7 +163,9 @@ int RunFromCache(int argc, char** argv) {
   const enforce::RunOptions defaults;
   const std::string key = RunCacheKey(flags.file, flags.policy, flags.std_dir);
   const std::string entry = RunCacheEntry(defaults.run_cache_dir, key);
+  enforce::RunTrace("key");
   std::optional<CachedPolicy> cached = ReadRunCache(entry, key);
+  enforce::RunTrace("cache read");
   if (!cached) return -1;
   DiagnosticSink sink;
   return Run(flags, cached->ir, cached->sources, cached->policy_hash, cached->filter, sink,

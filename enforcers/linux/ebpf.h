@@ -88,6 +88,23 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
                       const std::string& lock_dir, DiagnosticSink& sink, bool* cache_hit,
                       std::string* error);
 
+// Keeps the kernel's cgroup hooks enabled between runs: one allow-all
+// program per hook (two instructions: return 1) linked to the empty cgroup
+// `<cgroup_mount>/ward/anchor` and pinned under EbpfPinDir("anchor"),
+// created once, under a lock file in `lock_dir`, and then left. The kernel
+// calls a cgroup hook only while some program of its kind is attached
+// anywhere on the host (a static key); the first attach and the last
+// detach of a kind rewrite kernel code and interrupt every CPU to do it,
+// which cost each run ~1 ms of its start and its end when its programs
+// were the only ones. No process is ever in that cgroup, so the programs
+// decide nothing; the price is every socket operation on the host
+// checking its cgroup's (empty) program list, which any host with one
+// cgroup program (systemd's IP accounting, Cilium) pays already. Not
+// having them only costs time: false with *error when they could not all
+// be created, and callers go on.
+bool EbpfAnchorHooks(const std::string& cgroup_mount, const std::string& lock_dir,
+                     std::string* error);
+
 // Keeps the cache of EbpfAttachShared bounded: entries of other builds of
 // ward go, and of this build's entries the `keep` most recently used stay;
 // the rest go once unused for `idle_seconds` (a run links to an entry it

@@ -124,7 +124,90 @@ bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& 
   return ok;
 }
 
+// The program type of the programs a cgroup hook runs.
+bpf_prog_type ProgTypeOf(int attach) {
+  switch (attach) {
+    case BPF_CGROUP_INET_INGRESS:
+    case BPF_CGROUP_INET_EGRESS:
+      return BPF_PROG_TYPE_CGROUP_SKB;
+    case BPF_CGROUP_INET_SOCK_CREATE:
+      return BPF_PROG_TYPE_CGROUP_SOCK;
+    default:  // bind, connect, sendmsg: inet4, inet6 and unix
+      return BPF_PROG_TYPE_CGROUP_SOCK_ADDR;
+  }
+}
+
+// Links an allow-all program (r0 = 1; exit) to `cg_fd` at hook `attach`
+// and pins the link at `pin`.
+bool PinAllowAll(int cg_fd, int attach, const std::string& pin, std::string* error) {
+  const bpf_insn allow_all[] = {
+      {BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 1},  // r0 = 1
+      {BPF_JMP | BPF_EXIT, 0, 0, 0, 0},                   // exit
+  };
+  LIBBPF_OPTS(bpf_prog_load_opts, opts,
+              .expected_attach_type = static_cast<bpf_attach_type>(attach));
+  const int prog = bpf_prog_load(ProgTypeOf(attach), "ward_anchor", "GPL", allow_all, 2, &opts);
+  if (prog < 0) {
+    *error = Errno("loading the anchor program for " + pin, errno);
+    return false;
+  }
+  const int link = bpf_link_create(prog, cg_fd, static_cast<bpf_attach_type>(attach), nullptr);
+  const int err = errno;
+  close(prog);
+  if (link < 0) {
+    *error = Errno("linking " + pin, err);
+    return false;
+  }
+  const bool pinned = bpf_obj_pin(link, pin.c_str()) == 0;
+  if (!pinned) *error = Errno("pinning " + pin, errno);
+  close(link);  // unpinned, the link goes with its last descriptor
+  return pinned;
+}
+
 }  // namespace
+
+bool EbpfAnchorHooks(const std::string& cgroup_mount, const std::string& lock_dir,
+                     std::string* error) {
+  const std::string dir = EbpfPinDir("anchor");
+  const auto hooks = EbpfHookLinks();
+  // Created in order under the lock: the last pin says they all are.
+  const auto complete = [&] { return Exists(dir + "/" + hooks.back().first); };
+  if (complete()) return true;
+  const std::string lock_path = lock_dir + "/ebpf-anchor.lock";
+  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
+    *error = Errno("locking " + lock_path, errno);
+    if (lock >= 0) close(lock);
+    return false;
+  }
+  bool ok = true;
+  if (!complete()) {
+    const std::string cg = cgroup_mount + "/ward/anchor";
+    mkdir(EbpfPinDir("").c_str(), 0700);
+    if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      *error = Errno("creating " + dir, errno);
+      ok = false;
+    } else if (mkdir(cg.c_str(), 0755) != 0 && errno != EEXIST) {
+      *error = Errno("creating " + cg, errno);
+      ok = false;
+    }
+    const int cg_fd = ok ? open(cg.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (ok && cg_fd < 0) {
+      *error = Errno("opening " + cg, errno);
+      ok = false;
+    }
+    // Each hook on its own: one this kernel lacks leaves the others.
+    for (const auto& [link, type] : hooks) {
+      if (cg_fd < 0) break;
+      const std::string pin = dir + "/" + link;
+      if (!Exists(pin) && !PinAllowAll(cg_fd, type, pin, error)) ok = false;
+    }
+    if (cg_fd >= 0) close(cg_fd);
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return ok;
+}
 
 bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cgroup& cgroup,
                       const EbpfApplyOptions& options, const std::string& run_name,

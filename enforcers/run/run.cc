@@ -38,6 +38,17 @@ extern char** environ;
 
 namespace ward::enforce {
 
+void RunTrace(const char* what) {
+  static const bool on = std::getenv("WARD_RUN_TRACE") != nullptr;
+  if (!on) return;
+  timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  char line[128];
+  const int n = snprintf(line, sizeof line, "trace %d %ld.%06ld %s\n", getpid(),
+                         static_cast<long>(t.tv_sec), t.tv_nsec / 1000, what);
+  if (n > 0) (void)!write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
+}
+
 struct RunPlan {
   RunOptions options;
   bool dry_run = false;
@@ -72,6 +83,7 @@ struct RunPlan {
 
 void RunPlanDeleter::operator()(RunPlan* plan) const {
   if (!plan) return;
+  RunTrace("teardown");
   ReleaseLandlock(plan->landlock);
   std::string ignored;
   const bool cgroup_removed = plan->cgroup_created && RemoveRunCgroup(plan->cgroup, &ignored);
@@ -86,10 +98,12 @@ void RunPlanDeleter::operator()(RunPlan* plan) const {
   // so that a kernel worker detaches them, measured no faster here.)
   if (plan->ebpf_applied) {
     bool removed = false;
+    RunTrace("cgroups removed");
     EbpfRemove(plan->net_policy, &removed, &ignored);
   }
   if (!plan->record_path.empty()) unlink(plan->record_path.c_str());
   delete plan;
+  RunTrace("done");
 }
 
 namespace {
@@ -329,7 +343,9 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   }
   if (!dry_run) {
     std::string e;
+    RunTrace("prepare");
     CleanStaleRuns(options.state_dir, &e);
+    RunTrace("cleaned");
     if (!MakeDirs(options.state_dir, 0700, &e)) {
       *error = "state: " + e;
       return nullptr;
@@ -339,6 +355,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
 
   // Steps 4 and 3 first read the policy; nothing on the host changes yet.
   if (!PrepareProcess(policy, &plan->process, error)) return nullptr;
+  RunTrace("process prepared");
   plan->env = FilterEnvironment(policy.process, environ);
   plan->home = HomeOf(*plan);
   // Existing paths denied for writing inside writable trees become
@@ -361,16 +378,20 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
       return nullptr;
     }
   }
+  RunTrace("hardlinks checked");
   if (!backend::landlock::BuildRuleset(landlock_policy, /*partial=*/false, &plan->ruleset, sink,
                                        /*address_layer=*/true)) {
     *error = "";
     return nullptr;
   }
+  RunTrace("ruleset built");
   if (!LoadOrBuildFilter(*plan, sink, error)) return nullptr;
+  RunTrace("filter");
   if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
     *error = "seccomp: the guard filter: " + *error;
     return nullptr;
   }
+  RunTrace("guard");
   int exec_err = 0;
   plan->path = FindExecutable(argv[0], plan->env, &exec_err);
 
@@ -390,6 +411,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
       *error = "state: cannot write " + plan->record_path;
       return nullptr;
     }
+    RunTrace("record");
     if (!CreateRunCgroup(policy.limits, &plan->cgroup, error)) {
       *error = "cgroup: " + *error;
       return nullptr;
@@ -397,6 +419,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     plan->cgroup_created = true;
   }
 
+  RunTrace("cgroups created");
   // 2. network.
   plan->resolved = ResolveConcurrently(policy, options.dns, sink);
   if (!dry_run) {
@@ -416,6 +439,10 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     ebpf_options.abstract_unix_by_landlock = true;
     // A policy without names to resolve has the same maps in every run:
     // its programs are loaded once and only linked to each run's cgroup.
+    // Idle programs keep the kernel's hooks enabled between runs (ebpf.h):
+    // a speed-up only, so a failure is not the run's.
+    std::string anchor_error;
+    EbpfAnchorHooks(cg.mount, options.state_dir, &anchor_error);
     bool ok;
     if (NamesToResolve(policy).empty() && !options.policy_hash.empty()) {
       bool hit = false;
@@ -433,12 +460,14 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     plan->ebpf_applied = true;
   }
 
+  RunTrace("ebpf attached");
   // 3. landlock.
   plan->landlock_options.home = plan->home.empty() ? std::nullopt : std::optional(plan->home);
   plan->landlock_options.egress_checked_by_address = true;
   if (!PrepareLandlock(plan->ruleset, plan->landlock_options, &plan->landlock, error)) {
     return nullptr;  // "landlock: STEP: why" already
   }
+  RunTrace("landlock prepared");
   for (backend::landlock::Loss& l : other_names.unchecked) {
     plan->landlock.losses.push_back(std::move(l));
   }
@@ -458,6 +487,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     return nullptr;
   }
   plan->exec_error = exec_err;
+  RunTrace("mounts planned");
   return plan;
 }
 
@@ -543,6 +573,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   // Born in the run's v2 cgroup (clone3 CLONE_INTO_CGROUP): writing
   // cgroup.procs afterwards costs a migration (an RCU grace period, ~5 ms).
   // A plain fork and that write when the kernel lacks clone3.
+  RunTrace("fork");
   bool born_in_cgroup = false;
   pid_t child = -1;
   const int cg_fd = open(plan.cgroup.v2.path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -566,6 +597,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     const int fd = report[1];
     // Killed with the supervisor; the record and the next run's clean-up
     // take care of what it started.
+    RunTrace("child");
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(fd, "pdeathsig", errno, 125);
     if (getppid() != supervisor) _exit(kRunSetupFailed);
     for (int s : kForwarded) signal(s, SIG_DFL);
@@ -576,19 +608,24 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     if (!EnterRunCgroup(plan.cgroup, born_in_cgroup, &step)) {
       ChildFail(fd, step, errno, kRunSetupFailed);
     }
+    RunTrace("child cgroup entered");
     MountFailure mf;
     if (!ApplyMounts(plan.mounts, &mf)) ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
+    RunTrace("child mounts");
     LandlockFailure lf;
     if (!ApplyLandlock(plan.landlock, plan.landlock_options, &lf)) {
       ChildFail(fd, lf.step, lf.error, kRunSetupFailed);
     }
+    RunTrace("child landlock");
     ProcessFailure pf;
     if (!ApplyProcess(plan.process, &pf)) ChildFail(fd, pf.step, pf.error, kRunSetupFailed);
+    RunTrace("child process");
     std::string seccomp_error;
     if (!LoadSeccompFilter(plan.guard, SeccompLoad{}, nullptr, &seccomp_error) ||
         !LoadSeccompFilter(plan.filter, SeccompLoad{}, nullptr, &seccomp_error)) {
       ChildFail(fd, "seccomp", errno, kRunSetupFailed);
     }
+    RunTrace("child seccomp");
     execve(plan.path.c_str(), argv.data(), envp.data());
     const int err = errno;
     ChildFail(fd, "exec", err, err == ENOENT ? kRunNotFound : kRunCannotExecute);
@@ -602,6 +639,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     got = read(report[0], &r, sizeof(r));
   } while (got < 0 && errno == EINTR);
   close(report[0]);
+  RunTrace("exec reported");
   int status = 0;
   if (got == static_cast<ssize_t>(sizeof(r))) {
     waitpid(child, &status, 0);
@@ -703,6 +741,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
       }
     }
   }
+  RunTrace("child exited");
   if (sfd >= 0) close(sfd);
   if (tfd >= 0) close(tfd);
   sigprocmask(SIG_SETMASK, &old, nullptr);

@@ -69,6 +69,12 @@ struct RunOptions {
   std::function<void(const std::string&)> report;
 };
 
+// With WARD_RUN_TRACE set in ward run's environment (to anything): one line
+// per step of the run on stderr, `trace PID SECONDS STEP` on the monotonic
+// clock, from the supervisor and from the child until its execve
+// (tests/bench/README.md, bench_run: where the time goes). Nothing without.
+void RunTrace(const char* what);
+
 struct RunPlan;  // everything prepared; opaque
 
 // Deleter so that callers can hold a plan without its definition.

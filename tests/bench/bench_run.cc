@@ -4,13 +4,17 @@
 // counted; prints the median, min and max and the exact command line.
 // Prints figures; asserts nothing (conventions.md #20).
 //
-//   bench_run [--runners bare,ward,bwrap,firejail,firejail-noprofile,srt]
+//   bench_run [--runners bare,floor,ward,bwrap,firejail,firejail-noprofile,srt]
 //             [--count N] [--warmup W] [--sequential]
 //             [--ward PATH] [--policy-file FILE] [--policy NAME]
 //             [--srt-prefix DIR] [--workspace DIR]
 //
 // Runners:
 // - bare:     fork + execve of /bin/true.
+// - floor:    run_floor (run_floor.cc): the kernel work of ward run's layers
+//             for run_bench.ward and nothing else, in a small static
+//             program; what no implementation of every layer can go under
+//             on this machine. Root, after one `ward run` (its programs).
 // - ward:     `ward run POLICY_FILE -- /bin/true`, POLICY_FILE being
 //             tests/bench/testdata/run_bench.ward (cgroup with limits, eBPF
 //             egress by address, Landlock, capabilities, no_new_privs,
@@ -194,17 +198,18 @@ double Median(std::vector<double> v) {
 }
 
 void Usage() {
-  std::fprintf(stderr,
-               "usage: bench_run [--runners bare,ward,bwrap,firejail,firejail-noprofile,srt]\n"
-               "                 [--count N] [--warmup W] [--sequential]\n"
-               "                 [--ward PATH] [--policy-file FILE] [--policy NAME]\n"
-               "                 [--srt-prefix DIR] [--workspace DIR]\n");
+  std::fprintf(
+      stderr,
+      "usage: bench_run [--runners bare,floor,ward,bwrap,firejail,firejail-noprofile,srt]\n"
+      "                 [--count N] [--warmup W] [--sequential]\n"
+      "                 [--ward PATH] [--policy-file FILE] [--policy NAME]\n"
+      "                 [--srt-prefix DIR] [--workspace DIR]\n");
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string runners_flag = "bare,ward,bwrap,firejail,firejail-noprofile,srt";
+  std::string runners_flag = "bare,floor,ward,bwrap,firejail,firejail-noprofile,srt";
   int count = 20, warmup = 3;
   bool sequential = false;
   std::string ward = WARD_BENCH_WARD_BIN;
@@ -273,6 +278,10 @@ int main(int argc, char** argv) {
     r.name = name;
     if (name == "bare") {
       r.argv = {"/bin/true"};
+    } else if (name == "floor") {
+      const std::string floor = WARD_BENCH_RUN_FLOOR_BIN;
+      r.argv = {floor, "--workspace", workspace, "--", "/bin/true"};
+      if (!IsExecutable(floor)) r.missing = "not built (" + floor + "; ninja -C BUILD run_floor)";
     } else if (name == "ward") {
       r.argv = {ward, "run", policy_file};
       if (!policy_name.empty()) {
@@ -343,7 +352,7 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "bench_run: unknown runner '%s' (bare, ward, bwrap, firejail, "
+                   "bench_run: unknown runner '%s' (bare, floor, ward, bwrap, firejail, "
                    "firejail-noprofile, srt)\n",
                    name.c_str());
       return 2;
@@ -379,6 +388,14 @@ int main(int argc, char** argv) {
     if (r.first_ms < 0) r.first_ms = o.ms;
     if (timed) r.ms.push_back(o.ms);
   };
+  // The floor links ward run's cached programs: ward's first run (its
+  // "1st run" figure, a warm-up) goes before anything else.
+  for (Runner& f : runners) {
+    if (f.name != "floor") continue;
+    for (Runner& w : runners) {
+      if (w.name == "ward") run(w, false);
+    }
+  }
   const size_t n = runners.size();
   if (sequential) {
     for (Runner& r : runners) {

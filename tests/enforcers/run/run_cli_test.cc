@@ -4,6 +4,7 @@
 // descriptors, environment), limits written into the run's cgroup, signal
 // forwarding, --dry-run creating nothing, and clean-up: after the run, and
 // on the next start after a supervisor that was killed.
+#include <bpf/bpf.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -16,10 +17,12 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <thread>
 
+#include "enforcers/linux/ebpf.h"
 #include "enforcers/linux/enforcer.h"
 #include "tests/cli/run_ward.h"
 
@@ -288,6 +291,89 @@ TEST_CASE("ward run: programs are loaded once per policy, or per run when names 
   CHECK(r.err.find("warning[B3002]: \"example.invalid\" did not resolve") != std::string::npos);
   CHECK(added(before, caches()).empty());
   CHECK(Leftovers("rt-named").empty());
+}
+
+// The anchor links' (link id, cgroup id, attach type, program instructions)
+// as the kernel reports them, by pin name; a missing pin is left out.
+struct AnchorLink {
+  uint32_t id = 0;
+  uint64_t cgroup_id = 0;
+  uint32_t attach_type = 0;
+  std::vector<bpf_insn> insns;
+};
+std::map<std::string, AnchorLink> AnchorLinks() {
+  std::map<std::string, AnchorLink> out;
+  for (const auto& [name, type] : enforce::EbpfHookLinks()) {
+    const int fd = bpf_obj_get((enforce::EbpfPinDir("anchor") + "/" + name).c_str());
+    if (fd < 0) continue;
+    bpf_link_info info{};
+    uint32_t len = sizeof info;
+    AnchorLink l;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == BPF_LINK_TYPE_CGROUP) {
+      l.id = info.id;
+      l.cgroup_id = info.cgroup.cgroup_id;
+      l.attach_type = info.cgroup.attach_type;
+      const int prog = bpf_prog_get_fd_by_id(info.prog_id);
+      bpf_prog_info pinfo{};
+      uint32_t plen = sizeof pinfo;
+      if (prog >= 0 && bpf_obj_get_info_by_fd(prog, &pinfo, &plen) == 0) {
+        l.insns.resize(pinfo.xlated_prog_len / sizeof(bpf_insn));
+        bpf_prog_info again{};
+        again.xlated_prog_len = pinfo.xlated_prog_len;
+        again.xlated_prog_insns = reinterpret_cast<uint64_t>(l.insns.data());
+        plen = sizeof again;
+        if (bpf_obj_get_info_by_fd(prog, &again, &plen) != 0) l.insns.clear();
+      }
+      if (prog >= 0) close(prog);
+    }
+    close(fd);
+    out[name] = l;
+  }
+  return out;
+}
+
+TEST_CASE("ward run: idle allow-all programs keep the kernel's hooks enabled between runs",
+          "[root]") {
+  std::string error;
+  const std::string anchor_cgroup = enforce::CgroupV2Mount(&error) + "/ward/anchor";
+  REQUIRE(error.empty());
+  // From nothing: as on a host where ward run never ran.
+  for (const auto& [name, type] : enforce::EbpfHookLinks()) {
+    unlink((enforce::EbpfPinDir("anchor") + "/" + name).c_str());
+  }
+  rmdir(enforce::EbpfPinDir("anchor").c_str());
+  rmdir(anchor_cgroup.c_str());
+  REQUIRE(AnchorLinks().empty());
+
+  const std::string file = WriteTemp("anchor.ward", Policy("rt-anchor"));
+  Run r = Ward("run " + file + " -- /usr/bin/true", kStdEnv);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  struct stat st;
+  REQUIRE(stat(anchor_cgroup.c_str(), &st) == 0);
+  const std::map<std::string, AnchorLink> links = AnchorLinks();
+  CHECK(links.size() == enforce::EbpfHookLinks().size());
+  for (const auto& [name, type] : enforce::EbpfHookLinks()) {
+    INFO(name);
+    const auto it = links.find(name);
+    REQUIRE(it != links.end());
+    // On the empty cgroup, at its own hook, and deciding nothing: r0 = 1;
+    // exit.
+    CHECK(it->second.cgroup_id == st.st_ino);
+    CHECK(it->second.attach_type == static_cast<uint32_t>(type));
+    REQUIRE(it->second.insns.size() == 2);
+    CHECK(it->second.insns[0].code == (BPF_ALU64 | BPF_MOV | BPF_K));
+    CHECK(it->second.insns[0].dst_reg == BPF_REG_0);
+    CHECK(it->second.insns[0].imm == 1);
+    CHECK(it->second.insns[1].code == (BPF_JMP | BPF_EXIT));
+  }
+  CHECK(Slurp(anchor_cgroup + "/cgroup.procs").empty());
+  // Made once: the next run finds them and leaves them as they are.
+  REQUIRE(Ward("run " + file + " -- /usr/bin/true", kStdEnv).status == 0);
+  const std::map<std::string, AnchorLink> again = AnchorLinks();
+  REQUIRE(again.size() == links.size());
+  for (const auto& [name, l] : links) CHECK(again.at(name).id == l.id);
+  CHECK(Leftovers("rt-anchor").empty());
 }
 
 // Runs ARGV with a fresh pseudo-terminal as its controlling terminal and
