@@ -23,10 +23,6 @@ void AddRemoveCommand(CLI::App& app, int* exit_code);
 void AddStatusCommand(CLI::App& app, int* exit_code);
 // Registers `ward run` (cli/run.cc).
 void AddRunCommand(CLI::App& app, int* exit_code);
-// `ward run` from the run cache (cli/run_cache.h), before any argument
-// parsing: its exit code, or -1 when the cache does not serve this command
-// line (then the normal path compiles the policy).
-int RunFromCache(int argc, char** argv);
 // Registers `ward lint` (cli/lint.cc).
 void AddLintCommand(CLI::App& app, int* exit_code);
 // Registers `ward fmt` (cli/fmt.cc).

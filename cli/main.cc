@@ -1,14 +1,13 @@
-// The `ward` command line: argument parsing and output only; the work is in
-// language/, compiler/, backends/ and enforcers/.
-#include <unistd.h>
-
+// ward-cli: the whole `ward` command line, every subcommand, which the `ward`
+// launcher (cli/launcher.cc) hands every command line to but a cached `ward
+// run`. Argument parsing and output only; the work is in language/,
+// compiler/, backends/ and enforcers/.
 #include <iostream>
 #include <string_view>
 
 #include "backends/registry.h"
 #include "cli/commands.h"
 #include "cli/output.h"
-#include "enforcers/run/run.h"
 
 namespace {
 
@@ -24,16 +23,6 @@ std::string VersionText() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // `ward run` of a policy it ran before starts without building the
-  // command line or the front end (the start-up goal of ward run).
-  if (const int code = ward::cli::RunFromCache(argc, argv); code >= 0) {
-    ward::enforce::RunTrace("returned");
-    // Without the destructors of statics (ANTLR's, the registries'): they
-    // hold nothing to write but the two streams, and cost a run 0.25 ms.
-    std::cout.flush();
-    std::cerr.flush();
-    _exit(code);
-  }
   CLI::App app{"Ward: one policy language for AI-agent sandboxes", "ward"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", VersionText());

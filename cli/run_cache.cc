@@ -11,24 +11,15 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "cli/programs.h"
 #include "compiler/ir_json.h"
 
 namespace ward::cli {
 namespace {
 
-inline constexpr int kFormat = 2;
+inline constexpr int kFormat = 3;
 inline constexpr off_t kMaxEntry = 64 << 20;
 inline constexpr size_t kKeptEntries = 64;
-
-// This binary: another build of the same version may compile the same
-// policy differently.
-std::string ExeIdentity() {
-  struct stat exe;
-  if (stat("/proc/self/exe", &exe) != 0) return "unknown";
-  return std::to_string(exe.st_dev) + ":" + std::to_string(exe.st_ino) + ":" +
-         std::to_string(exe.st_size) + ":" + std::to_string(exe.st_mtim.tv_sec) + "." +
-         std::to_string(exe.st_mtim.tv_nsec);
-}
 
 // A whole file, or nullopt.
 std::optional<std::string> Slurp(const std::string& path) {
@@ -174,7 +165,7 @@ std::string RunCacheKey(const std::string& file, const std::optional<std::string
   if (!real) return "";
   const char* env_std = std::getenv("WARD_STD");
   std::string key = std::string("ward run cache ") + std::to_string(kFormat) + "\nward " +
-                    WARD_VERSION + "\nexe " + ExeIdentity() + "\nfile " + real + "\npolicy " +
+                    WARD_VERSION + "\nexe " + ProgramsIdentity() + "\nfile " + real + "\npolicy " +
                     (policy ? "=" + *policy : "-") + "\nstd " + std_dir + "\nWARD_STD " +
                     (env_std ? env_std : "") + "\n";
   free(real);
@@ -187,16 +178,6 @@ std::string RunCacheEntry(const std::string& dir, const std::string& key) {
   char name[32];
   snprintf(name, sizeof name, "%016zx.cbor", std::hash<std::string>{}(key));
   return dir + "/" + name;
-}
-
-std::string RunPolicyHash(const std::string& policy_name, const SourceManager& sources) {
-  std::string key = std::string("ward ") + WARD_VERSION + "\npolicy " + policy_name + "\n";
-  key += "exe " + ExeIdentity() + "\n";
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const SourceFile& f = sources.file(static_cast<FileId>(i));
-    key += f.real_path + "\n" + std::to_string(f.text.size()) + "\n" + f.text;
-  }
-  return Sha256(key);
 }
 
 std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::string& key) {
@@ -234,12 +215,14 @@ std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::st
     if (!now || *now != s["text"].get_ref<const std::string&>()) return std::nullopt;
     cached.sources.Add(s["display"].get<std::string>(), real, std::move(*now));
   }
-  if (!j.contains("filter") || !j["filter"].is_binary() || !j.contains("arches") ||
-      !j["arches"].is_array()) {
+  if (!j.contains("filter") || !j["filter"].is_binary() || !j.contains("guard") ||
+      !j["guard"].is_binary() || !j.contains("arches") || !j["arches"].is_array()) {
     return std::nullopt;
   }
   const auto& filter = j["filter"].get_binary();
   cached.filter.assign(filter.begin(), filter.end());
+  const auto& guard = j["guard"].get_binary();
+  cached.guard.assign(guard.begin(), guard.end());
   std::string error;
   std::optional<ir::Policy> policy = ir::FromJson(j["ir"], &error, /*syscalls=*/false);
   if (!policy) return std::nullopt;
@@ -254,8 +237,9 @@ std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::st
 }
 
 void WriteRunCache(const std::string& entry, const std::string& key, const LoadedPolicy& loaded,
-                   const std::string& policy_hash, const std::string& filter) {
-  if (entry.empty() || key.empty() || filter.empty() || geteuid() != 0) return;
+                   const std::string& policy_hash, const std::string& filter,
+                   const std::string& guard) {
+  if (entry.empty() || key.empty() || filter.empty() || guard.empty() || geteuid() != 0) return;
   nlohmann::ordered_json j;
   j["format"] = kFormat;
   j["key"] = key;
@@ -272,6 +256,7 @@ void WriteRunCache(const std::string& entry, const std::string& key, const Loade
   j["arches"] = nlohmann::ordered_json::array();
   for (Arch a : loaded.ir.syscalls.arches) j["arches"].push_back(std::string(ArchName(a)));
   j["filter"] = nlohmann::ordered_json::binary(std::vector<uint8_t>(filter.begin(), filter.end()));
+  j["guard"] = nlohmann::ordered_json::binary(std::vector<uint8_t>(guard.begin(), guard.end()));
   const std::string dir = std::filesystem::path(entry).parent_path().string();
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -23,7 +23,7 @@
 
 namespace ward::cli {
 
-// What a run's entry is for: Ward's version, this very binary, FILE's
+// What a run's entry is for: Ward's version, its two executables, FILE's
 // canonical path, the policy chosen and where the standard library comes
 // from; "" when FILE has no canonical path.
 std::string RunCacheKey(const std::string& file, const std::optional<std::string>& policy,
@@ -34,8 +34,10 @@ std::string RunCacheKey(const std::string& file, const std::optional<std::string
 std::string RunCacheEntry(const std::string& dir, const std::string& key);
 
 // The key of the caches keyed by a policy (seccomp filters, loaded eBPF
-// programs): Ward's version, this binary, the policy chosen and every text
-// it was read from.
+// programs): Ward's version, its two executables (cli/programs.h), the
+// policy chosen and every text it was read from. Defined in cli/run.cc, with
+// the compiled run that stores it (it needs SHA-256, OpenSSL, which the
+// `ward` launcher does not link).
 std::string RunPolicyHash(const std::string& policy_name, const SourceManager& sources);
 
 struct CachedPolicy {
@@ -43,6 +45,7 @@ struct CachedPolicy {
   ir::Policy ir;
   std::string policy_hash;  // RunPolicyHash of the above, as computed when stored
   std::string filter;       // the seccomp filter for this machine (ir has no syscall rules)
+  std::string guard;        // ward run's guard filter for this machine
 };
 
 // The cached policy, when the entry is there, trustworthy (root's, mode
@@ -54,6 +57,7 @@ std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::st
 // Stores what `loaded` holds (only called for policies without
 // diagnostics); silently does nothing when it cannot.
 void WriteRunCache(const std::string& entry, const std::string& key, const LoadedPolicy& loaded,
-                   const std::string& policy_hash, const std::string& filter);
+                   const std::string& policy_hash, const std::string& filter,
+                   const std::string& guard);
 
 }  // namespace ward::cli

@@ -65,9 +65,9 @@ endif()
 
 # WARD_STATIC_DEPS (CMakeLists.txt): the archives of the libraries Debian
 # ships them for replace the shared objects in the imported targets, and the
-# C++ runtime is linked in. libidn2 (its libunistring has no archive) stays
-# shared; libnftables (no archive) is loaded with dlopen by the nftables
-# enforcer when a command needs it (enforcers/linux/nftables.cc).
+# C++ runtime is linked in. libidn2 (its libunistring has no archive) and
+# libnftables (no archive) are loaded with dlopen when a command first needs
+# them (compiler/network.cc, enforcers/linux/nftables.cc).
 function(ward_use_archive target)  # ARGN: the archives, dependencies last
   set(_archives)
   foreach(_name IN LISTS ARGN)

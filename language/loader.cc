@@ -168,10 +168,14 @@ std::string FindStdDir(const FrontendOptions& options) {
   if (const char* env = std::getenv("WARD_STD"); env && *env) {
     return IsDirectory(env) ? env : "";
   }
-  std::string dir = ExecutableDir();
-  if (!dir.empty() && IsDirectory(dir + "/../share/ward/std")) {
-    std::error_code ec;
-    return fs::canonical(dir + "/../share/ward/std", ec).string();
+  // bin/ward, or libexec/ward/ward-cli (cli/programs.h).
+  const std::string dir = ExecutableDir();
+  for (const char* up : {"/..", "/../.."}) {
+    const std::string std_dir = dir + up + "/share/ward/std";
+    if (!dir.empty() && IsDirectory(std_dir)) {
+      std::error_code ec;
+      return fs::canonical(std_dir, ec).string();
+    }
   }
   return {};
 }

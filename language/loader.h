@@ -35,7 +35,8 @@ struct Program {
 };
 
 // Finds the standard library: `options.std_dir`, `$WARD_STD`, then
-// `share/ward/std` beside the running binary. Empty when none exists.
+// `share/ward/std` of the tree the running binary is in (bin/ward or
+// libexec/ward/ward-cli). Empty when none exists.
 std::string FindStdDir(const FrontendOptions& options);
 
 // Loads and parses `paths` with their imports. Import errors (missing files,

@@ -387,7 +387,9 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   RunTrace("ruleset built");
   if (!LoadOrBuildFilter(*plan, sink, error)) return nullptr;
   RunTrace("filter");
-  if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
+  if (options.guard && !options.guard->empty() && options.guard->size() % 8 == 0) {
+    plan->guard = *options.guard;
+  } else if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
     *error = "seccomp: the guard filter: " + *error;
     return nullptr;
   }
@@ -492,6 +494,8 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
 }
 
 const std::string& PlannedFilter(const RunPlan& plan) { return plan.filter; }
+
+const std::string& PlannedGuard(const RunPlan& plan) { return plan.guard; }
 
 std::string DescribeRun(const RunPlan& plan) {
   std::ostringstream out;

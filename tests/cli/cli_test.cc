@@ -86,3 +86,26 @@ TEST_CASE("--version and help") {
   CHECK(Ward("help nosuch").status == 2);
   CHECK(Ward("check -h").status == 0);
 }
+
+TEST_CASE("ward hands its command line to ward-cli in libexec/ward, and says so when it is gone") {
+  // The build tree has the installed layout: bin/ward, libexec/ward/ward-cli.
+  const std::string bin = std::filesystem::path(WARD_BINARY).parent_path();
+  CHECK(std::filesystem::exists(bin + "/../libexec/ward/ward-cli"));
+  Run v = Ward("--version");
+  CHECK(v.status == 0);
+  CHECK(v.out.rfind("ward ", 0) == 0);
+  // A `ward` copied alone: no ward-cli beside it.
+  const std::string alone = ward::test::ScratchDir() + "/alone/bin";
+  std::filesystem::create_directories(alone);
+  std::filesystem::copy_file(WARD_BINARY, alone + "/ward",
+                             std::filesystem::copy_options::overwrite_existing);
+  const std::string cli = alone + "/../libexec/ward/ward-cli";
+  Run r = ward::test::Shell(alone + "/ward --version");
+  CHECK(r.status == 2);
+  CHECK(r.out.empty());
+  CHECK(r.err == "ward: cannot run " + cli +
+                     ": No such file or directory (ward is installed as bin/ward and "
+                     "libexec/ward/ward-cli)\n");
+  // `ward run`'s own failures are 125 (the command never started).
+  CHECK(ward::test::Shell(alone + "/ward run x.ward -- /usr/bin/true").status == 125);
+}

@@ -324,6 +324,20 @@ TEST_CASE("domains: strict subdomains on a label boundary, names normalised") {
       m.ir.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "a.example.com", &outside, 443));
 }
 
+TEST_CASE("domains outside ASCII are normalised to their A-labels (IDNA 2008, libidn2)") {
+  CHECK(ir::NormaliseDomain("B\xc3\xbc"
+                            "cher.Example.") == "xn--bcher-kva.example");
+  auto l = Lower(
+      "policy p { network {\n  allow tcp to \"b\xc3\xbc"
+      "cher.example\" port 443\n} }",
+      "p");
+  REQUIRE(l.ir.egress_domains.count("xn--bcher-kva.example") == 1);
+  CHECK(l.ir.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "xn--bcher-kva.example",
+                        nullptr, 443));
+  CHECK_FALSE(l.ir.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "xn--bcher-kva.example",
+                              nullptr, 80));
+}
+
 TEST_CASE("unix socket grants, denies overriding them") {
   auto l = Lower(R"(policy p { network {
     allow unix "/run/app.sock", "@ward-test", "/run/docker.sock"

@@ -1,0 +1,51 @@
+// `ward run`'s way from a parsed command line to the command's exit status
+// (Run), and the run cache's fast path that skips the command line parser
+// and the front end (RunFromCache). Kept apart from the CLI11 subcommand
+// (cli/run.cc) so that a program holding only this part links none of the
+// front end (the ANTLR parser) nor CLI11.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/output.h"
+#include "compiler/policy.h"
+#include "enforcers/linux/dns.h"
+#include "enforcers/run/run.h"
+#include "language/diagnostics.h"
+#include "language/source.h"
+
+namespace ward::cli {
+
+struct RunFlags {
+  std::string file;
+  std::optional<std::string> policy;
+  std::optional<std::string> home;
+  std::string std_dir;
+  std::vector<std::string> command;
+  enforce::DnsOptions dns;  // --dns-server, --dns-port, --ttl-floor, --ttl-cap
+  bool dry_run = false;
+  OutputFlags output;
+};
+
+// Prepares and runs the command under `ir`; `sources` and `sink` hold what
+// the policy was read from and its diagnostics so far (the plan's own are
+// added and printed with them). `policy_hash` keys the caches of filters
+// and programs; `filter` and `guard`, when given, are the run cache's
+// compiled filter and guard filter.
+// `front_end` says for --dry-run where the IR came from; `prepared` sees
+// the plan before the command starts (the compiled run stores the policy
+// in the run cache then).
+int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& sources,
+        const std::string& policy_hash, const std::optional<std::string>& filter,
+        const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
+        const std::function<void(const enforce::RunPlan&)>& prepared);
+
+// `ward run` from the run cache (cli/run_cache.h), before any argument
+// parsing: its exit code, or -1 when the cache does not serve this command
+// line (then the normal path compiles the policy).
+int RunFromCache(int argc, char** argv);
+
+}  // namespace ward::cli
