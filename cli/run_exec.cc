@@ -11,13 +11,6 @@
 
 namespace ward::cli {
 
-// Prepares and runs the command under `ir`; `sources` and `sink` hold what
-// the policy was read from and its diagnostics so far (the plan's own are
-// added and printed with them). `policy_hash` keys the caches of filters
-// and programs; `filter`, when given, is the run cache's compiled filter.
-// `front_end` says for --dry-run where the IR came from; `prepared` sees
-// the plan before the command starts (the compiled run stores the policy
-// in the run cache then).
 int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
