@@ -75,8 +75,11 @@ struct RunOptions {
 
 // With WARD_RUN_TRACE set in ward run's environment (to anything): one line
 // per step of the run on stderr, `trace PID SECONDS STEP` on the monotonic
-// clock, from the supervisor and from the child until its execve
-// (tests/bench/README.md, bench_run: where the time goes). Nothing without.
+// clock, from the supervisor and from the child until its execve (its last
+// line, "child seccomp", is written under the policy's filter: one that
+// refuses write(2) loses the line, one that kills on it ends the traced run
+// there) (tests/bench/README.md, bench_run: where the time goes). Nothing
+// without.
 void RunTrace(const char* what);
 
 struct RunPlan;  // everything prepared; opaque
