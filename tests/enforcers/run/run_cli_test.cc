@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -374,6 +375,34 @@ TEST_CASE("ward run: idle allow-all programs keep the kernel's hooks enabled bet
   REQUIRE(again.size() == links.size());
   for (const auto& [name, l] : links) CHECK(again.at(name).id == l.id);
   CHECK(Leftovers("rt-anchor").empty());
+}
+
+TEST_CASE("ward run: WARD_RUN_TRACE prints each step, from the supervisor and the child",
+          "[root]") {
+  const std::string file = WriteTemp("trace.ward", Policy("rt-trace"));
+  // Twice: the second run starts from the run cache, in the launcher.
+  for (int round = 0; round < 2; ++round) {
+    Run r = Ward("run " + file + " -- /usr/bin/echo hi", "WARD_RUN_TRACE=1 " + kStdEnv);
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    CHECK(r.out == "hi\n");
+    std::set<std::string> pids;
+    std::vector<std::string> steps;
+    std::istringstream lines(r.err);
+    for (std::string line; std::getline(lines, line);) {
+      std::smatch m;
+      REQUIRE(std::regex_match(line, m, std::regex("trace ([0-9]+) [0-9]+\\.[0-9]{6} (.+)")));
+      pids.insert(m[1]);
+      steps.push_back(m[2]);
+    }
+    CHECK(pids.size() == 2);  // the supervisor and the child
+    for (const char* step : {"cgroups created", "ebpf attached", "landlock prepared", "fork",
+                             "child mounts", "child seccomp", "exec reported", "done"}) {
+      CHECK(std::find(steps.begin(), steps.end(), step) != steps.end());
+    }
+    if (round == 1) CHECK(std::find(steps.begin(), steps.end(), "cache read") != steps.end());
+  }
+  CHECK(Leftovers("rt-trace").empty());
 }
 
 // Runs ARGV with a fresh pseudo-terminal as its controlling terminal and
