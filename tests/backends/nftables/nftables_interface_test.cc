@@ -175,16 +175,34 @@ TEST_CASE("interface scope: a VM's forwarded and delivered egress, denials dropp
   const std::string table = "ward_vmtap";
   for (const Case& c : cases) {
     INFO(c.Describe());
-    const uint64_t before = CounterPackets(table, "egress_dropped");
-    const uint64_t echos6 = Snmp6(at_server.pid(), "Icmp6InEchos");
-    const uint64_t syn_retrans = TcpExt(in.pid(), "TCPSynRetrans");
-    const Outcome got = in.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000);
-    const uint64_t dropped = CounterPackets(table, "egress_dropped") - before;
-    // A SYN the prober sent again (its first retransmission timer, 1 s,
-    // fired before the probe closed: a stalled machine) is one more packet
-    // dropped.
-    const uint64_t resent = TcpExt(in.pid(), "TCPSynRetrans") - syn_retrans;
-    const uint64_t arrived6 = Snmp6(at_server.pid(), "Icmp6InEchos") - echos6;
+    struct Measure {
+      Outcome got;
+      uint64_t dropped, resent, arrived6;
+    };
+    auto measure = [&] {
+      Measure m{};
+      const uint64_t before = CounterPackets(table, "egress_dropped");
+      const uint64_t echos6 = Snmp6(at_server.pid(), "Icmp6InEchos");
+      const uint64_t syn_retrans = TcpExt(in.pid(), "TCPSynRetrans");
+      m.got = in.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000);
+      m.dropped = CounterPackets(table, "egress_dropped") - before;
+      // A SYN the prober sent again (its first retransmission timer, 1 s,
+      // fired before the probe closed: a stalled machine) is one more
+      // packet dropped.
+      m.resent = TcpExt(in.pid(), "TCPSynRetrans") - syn_retrans;
+      m.arrived6 = Snmp6(at_server.pid(), "Icmp6InEchos") - echos6;
+      return m;
+    };
+    Measure m = measure();
+    // The counter also counts the link's own traffic the table drops (a
+    // late multicast listener report): a window with more drops than the
+    // probe's is measured again, once, and that one decides.
+    if (m.dropped > static_cast<uint64_t>(c.dropped) + m.resent) {
+      UNSCOPED_INFO("first window: egress_dropped +" << m.dropped << "; measured again");
+      m = measure();
+    }
+    const Outcome got = m.got;
+    const uint64_t dropped = m.dropped, resent = m.resent, arrived6 = m.arrived6;
     INFO("got " << got.Describe() << ", egress_dropped +" << dropped << ", server Icmp6InEchos +"
                 << arrived6);
     const bool icmp6 = c.op == Op::kIcmp && c.address.find(':') != std::string::npos;
@@ -334,16 +352,39 @@ TEST_CASE("interface scope: inbound to a VM, denials dropped and counted by ingr
   };
   auto probe = [&](Worker& w, const InboundCase& c) {
     INFO(c.Describe());
-    const Moved before = counters();
-    const uint64_t syn_retrans = TcpExt(w.pid(), "TCPSynRetrans");
-    const Outcome got = w.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000, c.source);
-    const Moved after = counters();
-    // A SYN sent again by a stalled prober is one more packet dropped.
-    const uint64_t resent = TcpExt(w.pid(), "TCPSynRetrans") - syn_retrans;
-    const uint64_t ingress = after.ingress - before.ingress, echos6 = after.echos6 - before.echos6;
+    // Drops of this probe's packets, and a SYN sent again by a stalled
+    // prober (one more packet dropped).
+    struct Measure {
+      Outcome got;
+      Moved before, after;
+      uint64_t resent;
+    };
+    auto measure = [&] {
+      Measure m{};
+      m.before = counters();
+      const uint64_t syn_retrans = TcpExt(w.pid(), "TCPSynRetrans");
+      m.got = w.Run(c.op, c.address, c.port, c.dropped ? kDeniedWaitMs : 2000, c.source);
+      m.after = counters();
+      m.resent = TcpExt(w.pid(), "TCPSynRetrans") - syn_retrans;
+      return m;
+    };
+    Measure m = measure();
+    // The counter also counts the link's own traffic the table drops (a
+    // multicast listener report the namespace sends late): a window with
+    // more drops than the probe's is measured again, once, and that one
+    // decides.
+    const uint64_t expected = static_cast<uint64_t>(c.dropped);
+    if (m.after.ingress - m.before.ingress > expected + m.resent) {
+      UNSCOPED_INFO("first window: ingress_dropped +" << m.after.ingress - m.before.ingress
+                                                      << "; measured again");
+      m = measure();
+    }
+    const Outcome got = m.got;
+    const uint64_t ingress = m.after.ingress - m.before.ingress,
+                   echos6 = m.after.echos6 - m.before.echos6;
     INFO("got " << got.Describe() << ", ingress_dropped +" << ingress << ", egress_dropped +"
-                << after.egress - before.egress << ", vm Icmp6InEchos +" << echos6);
-    CHECK(after.egress == before.egress);
+                << m.after.egress - m.before.egress << ", vm Icmp6InEchos +" << echos6);
+    CHECK(m.after.egress == m.before.egress);
     const bool icmp6 = c.op == Op::kIcmp && c.address.find(':') != std::string::npos;
     if (c.dropped == 0) {
       CHECK(got == kOk);
@@ -351,7 +392,7 @@ TEST_CASE("interface scope: inbound to a VM, denials dropped and counted by ingr
       if (icmp6) CHECK(echos6 == 1);
     } else {
       CHECK(got == c.refused);
-      CHECK(ingress == static_cast<uint64_t>(c.dropped) + resent);
+      CHECK(ingress == expected + m.resent);
       if (icmp6) CHECK(echos6 == 0);
     }
   };
