@@ -26,7 +26,11 @@ int main(int argc, char** argv) {
   }
 #endif
   const std::string cli = ward::cli::WardCliPath();
-  if (!cli.empty()) execv(cli.c_str(), argv);
+  if (cli.empty()) {
+    errno = ENOENT;  // its own path unknown (no /proc)
+  } else {
+    execv(cli.c_str(), argv);
+  }
   std::cerr << "ward: cannot run " << (cli.empty() ? "ward-cli" : cli) << ": "
             << std::strerror(errno)
             << " (ward is installed as bin/ward and libexec/ward/ward-cli)\n";
