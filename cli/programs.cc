@@ -23,6 +23,11 @@ std::string Identity(const std::string& path) {
          std::to_string(st.st_mtim.tv_nsec);
 }
 
+// ward-cli beside the launcher at `launcher`.
+std::string CliOf(const std::string& launcher) {
+  return launcher.empty() ? "" : DirOf(launcher) + "/../libexec/ward/ward-cli";
+}
+
 }  // namespace
 
 std::string SelfPath() {
@@ -32,16 +37,13 @@ std::string SelfPath() {
   return std::string(path, static_cast<size_t>(n));
 }
 
-std::string WardCliPath() {
-  const std::string self = SelfPath();
-  return self.empty() ? "" : DirOf(self) + "/../libexec/ward/ward-cli";
-}
+std::string WardCliPath() { return CliOf(SelfPath()); }
 
 std::string ProgramsIdentity() {
   const std::string self = SelfPath();
   const bool is_cli = BaseOf(self) == "ward-cli";
   const std::string launcher = is_cli ? DirOf(self) + "/../../bin/ward" : self;
-  const std::string cli = is_cli ? self : WardCliPath();
+  const std::string cli = is_cli ? self : CliOf(self);
   return "ward " + Identity(launcher) + " ward-cli " + Identity(cli);
 }
 

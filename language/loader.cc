@@ -170,9 +170,10 @@ std::string FindStdDir(const FrontendOptions& options) {
   }
   // bin/ward, or libexec/ward/ward-cli (cli/programs.h).
   const std::string dir = ExecutableDir();
+  if (dir.empty()) return {};
   for (const char* up : {"/..", "/../.."}) {
     const std::string std_dir = dir + up + "/share/ward/std";
-    if (!dir.empty() && IsDirectory(std_dir)) {
+    if (IsDirectory(std_dir)) {
       std::error_code ec;
       return fs::canonical(std_dir, ec).string();
     }

@@ -96,9 +96,9 @@ void RunPlanDeleter::operator()(RunPlan* plan) const {
   }
   // Nothing of the run left: its programs go. (Merely unpinning the links,
   // so that a kernel worker detaches them, measured no faster here.)
+  RunTrace("cgroups removed");
   if (plan->ebpf_applied) {
     bool removed = false;
-    RunTrace("cgroups removed");
     EbpfRemove(plan->net_policy, &removed, &ignored);
   }
   if (!plan->record_path.empty()) unlink(plan->record_path.c_str());
@@ -439,12 +439,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // grants none; the programs decide them otherwise, and paths always.
     EbpfApplyOptions ebpf_options;
     ebpf_options.abstract_unix_by_landlock = true;
-    // A policy without names to resolve has the same maps in every run:
-    // its programs are loaded once and only linked to each run's cgroup.
     // Idle programs keep the kernel's hooks enabled between runs (ebpf.h):
     // a speed-up only, so a failure is not the run's.
     std::string anchor_error;
     EbpfAnchorHooks(cg.mount, options.state_dir, &anchor_error);
+    // A policy without names to resolve has the same maps in every run:
+    // its programs are loaded once and only linked to each run's cgroup.
     bool ok;
     if (NamesToResolve(policy).empty() && !options.policy_hash.empty()) {
       bool hit = false;
