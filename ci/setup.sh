@@ -6,8 +6,9 @@ set -euo pipefail
 packages=(
   # toolchain
   g++ clang libclang-rt-14-dev cmake ninja-build pkg-config python3
-  # the language front end
-  antlr4 libantlr4-runtime-dev
+  # the language front end (the ANTLR runtime's archive links libuuid, and
+  # the launcher, linked -static-pie, needs its archive: uuid-dev)
+  antlr4 libantlr4-runtime-dev uuid-dev
   # facts and the command line
   libseccomp-dev libcli11-dev nlohmann-json3-dev
   # the compiler (IDN domains to punycode)
