@@ -21,6 +21,7 @@ int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& source
   options.policy_hash = policy_hash;
   options.filter = filter;
   options.guard = guard;
+  options.partial = flags.partial;
   options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
   std::string error;
   enforce::RunPlanPtr plan =
@@ -53,7 +54,7 @@ int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& source
 int RunFromCache(int argc, char** argv) {
   enforce::RunTrace("main");
   // Root only (the cache is root's), and the plain form of the command
-  // line: FILE, --policy, --home, --std, --dry-run, then `--` and the
+  // line: FILE, --policy, --home, --std, --dry-run, --partial, then `--` and the
   // command. Anything else is CLI11's to parse.
   if (argc < 5 || std::string_view(argv[1]) != "run" || geteuid() != 0) return -1;
   if (const char* off = std::getenv("WARD_RUN_CACHE"); off && std::string_view(off) == "0") {
@@ -66,9 +67,9 @@ int RunFromCache(int argc, char** argv) {
   for (; i < argc; ++i) {
     const std::string_view arg = argv[i];
     if (arg == "--") break;
-    if (arg == "--dry-run") {
+    if (arg == "--dry-run" || arg == "--partial") {
       if (!seen.insert(arg).second) return -1;
-      flags.dry_run = true;
+      (arg == "--dry-run" ? flags.dry_run : flags.partial) = true;
       continue;
     }
     bool matched = false;

@@ -27,6 +27,7 @@ struct RunFlags {
   std::vector<std::string> command;
   enforce::DnsOptions dns;  // --dns-server, --dns-port, --ttl-floor, --ttl-cap
   bool dry_run = false;
+  bool partial = false;  // --partial: Landlock's gaps denied whole (RunOptions)
   OutputFlags output;
 };
 

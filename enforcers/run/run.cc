@@ -379,7 +379,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     }
   }
   RunTrace("hardlinks checked");
-  if (!backend::landlock::BuildRuleset(landlock_policy, /*partial=*/false, &plan->ruleset, sink,
+  if (!backend::landlock::BuildRuleset(landlock_policy, options.partial, &plan->ruleset, sink,
                                        /*address_layer=*/true)) {
     *error = "";
     return nullptr;

@@ -68,6 +68,11 @@ struct RunOptions {
   // by this build of Ward earlier (the run cache): used as is, instead of
   // building it again with libseccomp (0.15 ms).
   std::optional<std::string> guard;
+  // A deny nested in an allow that Landlock cannot carve out (a `**` in
+  // it, backends/landlock/README.md): with `partial` the enclosing allow is
+  // not granted at all (towards deny, a warning that says so); without, the
+  // run is refused. As `ward compile --partial`.
+  bool partial = false;
   // Messages while the run goes on (a name that no longer resolves, a limit
   // reached); the CLI prints them.
   std::function<void(const std::string&)> report;

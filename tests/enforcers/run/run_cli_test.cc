@@ -635,6 +635,52 @@ std::string Layers(const std::string& out) {
   return kept;
 }
 
+TEST_CASE("ward run --partial: what Landlock cannot carve out of an allow is denied whole",
+          "[root]") {
+  // A deny with `**` inside an allow would need a walk of the whole tree.
+  const std::string tree = ScratchDir() + "/partial-tree";
+  fs::remove_all(tree);
+  fs::create_directories(tree + "/sub");
+  std::ofstream(tree + "/file") << "readable\n";
+  std::ofstream(tree + "/sub/secret") << "secret\n";
+  const std::string file =
+      WriteTemp("partial.ward",
+                "ward 1\nimport \"std/linux.ward\"\npolicy rt-partial extends linux-base {\n"
+                "  filesystem {\n    allow read write \"" +
+                    tree + "\"\n    deny read \"" + tree + "/**/secret\"\n  }\n}\n");
+  const std::string cat = " -- /usr/bin/cat " + tree + "/file";
+  // Positive control: readable without the sandbox.
+  CHECK(Shell("/usr/bin/cat " + tree + "/file").out == "readable\n");
+  // Without --partial: refused, nothing started (compiled, then again once
+  // a --partial run has stored the policy in the run cache).
+  auto refused = [&](const Run& r) {
+    INFO(r.err);
+    CHECK(r.status == 125);  // set-up failed
+    CHECK(r.out.empty());
+    CHECK(r.err.find("error[B3002]: deny read '" + tree + "/**/secret' inside allow '" + tree +
+                     "'") != std::string::npos);
+    CHECK(r.err.find("pass --partial to deny all of '" + tree + "'") != std::string::npos);
+    CHECK(r.err.find("the command was not started") != std::string::npos);
+  };
+  refused(Ward("run " + file + cat, kStdEnv));
+  // With it: the enclosing allow is not granted (towards deny), said as a
+  // warning, and the run goes on. Compiled, then from the run cache.
+  for (int i = 0; i < 2; ++i) {
+    Run r = Ward("run " + file + " --partial" + cat, kStdEnv);
+    INFO(r.err);
+    CHECK(r.status == 1);
+    CHECK(r.out.empty());
+    CHECK(r.err.find("warning[B3002]") != std::string::npos);
+    CHECK(r.err.find("(--partial: '" + tree + "' is not granted)") != std::string::npos);
+    CHECK(r.err.find(tree + "/file: Permission denied") != std::string::npos);
+  }
+  Run dry = Ward("run " + file + " --partial --dry-run" + cat, kStdEnv);
+  CHECK(dry.status == 0);
+  CHECK(FrontEnd(dry.out).rfind("front end: from the run cache ", 0) == 0);
+  refused(Ward("run " + file + cat, kStdEnv));
+  CHECK(Leftovers("rt-partial").empty());
+}
+
 TEST_CASE("ward run: the run cache serves only the policy it was made from", "[root]") {
   const std::string file = WriteTemp("runcache.ward", Policy("rt-runcache"));
   const std::string compiled_env = kStdEnv + " WARD_RUN_CACHE=0";
