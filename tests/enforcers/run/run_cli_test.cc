@@ -736,6 +736,25 @@ TEST_CASE("ward run: the run cache serves only the policy it was made from", "[r
     r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv);
     CHECK(FrontEnd(r.out) == "front end: compiled now");
   }
+  SECTION("a damaged entry is ignored") {
+    std::string bytes = Slurp(entry);
+    REQUIRE(bytes.size() > 64);
+    auto compiled = [&](const std::string& damaged) {
+      std::ofstream(entry, std::ios::trunc | std::ios::binary) << damaged;
+      chmod(entry.c_str(), 0600);
+      // (As many variables as `layers`'s run had.)
+      r = Ward("run " + file + " --dry-run -- /usr/bin/true", kStdEnv + " WARD_RUN_CACHE=1");
+      CHECK(r.status == 0);
+      return FrontEnd(r.out) == "front end: compiled now" && Layers(r.out) == layers;
+    };
+    // Cut short, by a byte or to its first bytes, and bytes changed all over.
+    CHECK(compiled(bytes.substr(0, bytes.size() - 1)));
+    CHECK(compiled(bytes.substr(0, 40)));
+    std::string garbage = bytes;
+    for (size_t i = 16; i < garbage.size(); i += 7)
+      garbage[i] = static_cast<char>(garbage[i] ^ 0x5a);
+    CHECK(compiled(garbage));
+  }
   SECTION("an entry under another entry's name is ignored") {
     // Another policy's entry planted where this one's belongs: its key
     // does not match.
