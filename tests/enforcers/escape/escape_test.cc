@@ -694,6 +694,46 @@ TEST_CASE("escape: one run's workload choosing the next run's policy (run cache)
   CHECK_OUTCOME(e.Warded(kBase, {"io-uring"}), kSigsysWard);
 }
 
+// `exec` is execve's right (backends/landlock/README.md): which files the
+// kernel starts as a program. Code the workload can read still runs through
+// an interpreter it may exec, the dynamic loader included, and stays under
+// every other layer.
+TEST_CASE("escape: a program the workload may not exec, started another way") {
+  Env& e = E();
+  e.Reset();
+  const std::string copy = e.Path("/workspace/probe-copy");
+  WriteFile(copy, Slurp(ESCAPE_PROBE));
+  chmod(copy.c_str(), 0755);
+  auto in_net = [&](const std::vector<std::string>& command, bool warded) {
+    std::vector<std::string> argv = {"/usr/bin/nsenter", "--net=" + e.netns()};
+    if (warded) {
+      for (const std::string& a :
+           {std::string(WARD_BINARY), std::string("run"), e.policy(), std::string("--policy"),
+            std::string(kBase), std::string("--")}) {
+        argv.push_back(a);
+      }
+    }
+    argv.insert(argv.end(), command.begin(), command.end());
+    return Spawn(argv);
+  };
+  const std::string loader = "/lib64/ld-linux-x86-64.so.2";
+  // Positive controls: the copy, run alone, reads the secret, writes
+  // outside the grants and connects anywhere.
+  CHECK(Outcome(in_net({copy, "read", e.secret()}, false)) == kOk);
+  CHECK(Outcome(in_net({copy, "write", e.Path("/readonly/file")}, false)) == kOk);
+  CHECK(Outcome(in_net({copy, "tcp", "127.0.0.1", Pid(kTcpOther)}, false)) == kOk);
+  // execve: refused (no exec grant on the workspace).
+  CHECK(Outcome(in_net({copy, "read", copy}, true)) == "-, exit 126");
+  // Through the dynamic loader, which /usr's exec grant covers: it runs,
+  // and every layer holds for it as for the workload's own code.
+  CHECK(Outcome(in_net({loader, copy, "read", copy}, true)) == kOk);
+  CHECK(Outcome(in_net({loader, copy, "read", e.secret()}, true)) == Errno("EACCES"));
+  CHECK(Outcome(in_net({loader, copy, "write", e.Path("/readonly/file")}, true)) == Errno("EROFS"));
+  CHECK(Outcome(in_net({loader, copy, "tcp", "127.0.0.1", Pid(kTcpOther)}, true)) ==
+        Errno("EACCES"));
+  CHECK(Outcome(in_net({loader, copy, "io-uring"}, true)) == kSigsysWard);
+}
+
 // ---- ward run's exit codes ----------------------------------------------------
 
 TEST_CASE("escape: ward run's exit codes") {
