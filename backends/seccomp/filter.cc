@@ -345,6 +345,23 @@ bool BuildTerminalGuard(std::string* bpf, std::string* error) {
   // among them (a way out of the run's cgroup); ENOSYS makes libc fall back
   // to clone, whose flags the policy's filter sees.
   add(SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0, {});
+  // The network section grants IP and unix sockets only, and the network
+  // layers (eBPF's cgroup hooks, nftables) see nothing else: any other
+  // family (AF_VSOCK to the hypervisor's host, TIPC, RDS, CAN, Bluetooth,
+  // ...) would be a way out no rule decides. Refused as the kernel refuses
+  // a family it lacks. The family is an int: the kernel reads the lower 32
+  // bits, so each value is compared masked, and anything above the last
+  // granted value (netlink, 16) is refused whatever its upper bits.
+  for (const int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
+    for (unsigned family = 0; family < AF_NETLINK; ++family) {
+      if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
+      add(SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, family));
+    }
+    if (nr == SCMP_SYS(socketpair)) {
+      add(SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+    }
+  }
+  add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_PACKET));
   // Packet sockets see and forge every frame of the host's interfaces; the
   // language never grants them.
   add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,

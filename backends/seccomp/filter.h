@@ -26,8 +26,11 @@ bool BuildFilter(const ir::SyscallRules& rules, Arch arch, Filter* out, Diagnost
 // TIOCLINUX (they push input into the terminal the workload shares with the
 // user's shell, which would run it after the sandbox is gone), clone3
 // (ENOSYS: its flags, CLONE_INTO_CGROUP among them, are out of seccomp's
-// reach), packet sockets and netfilter netlink sockets, and setting a
-// setuid or setgid bit (chmod, fchmod, fchmodat, fchmodat2). Other
+// reach), socket families the language never grants (EAFNOSUPPORT: all but
+// unix, inet, inet6 and netlink; vsock reaches the hypervisor's host, and no
+// network layer sees it), packet sockets and netfilter netlink sockets
+// (EPERM), and setting a setuid or setgid bit (chmod, fchmod, fchmodat,
+// fchmodat2). Other
 // architectures kill the process, as in BuildFilter.
 bool BuildTerminalGuard(std::string* bpf, std::string* error);
 

@@ -548,7 +548,8 @@ std::string DescribeRun(const RunPlan& plan) {
   out << "5. seccomp: " << plan.filter.size() / 8 << " instructions for " << ArchName(MachineArch())
       << ", " << plan.filter_source << "\n"
       << "   and ward run's guard: ioctl TIOCSTI and TIOCLINUX, packet and netfilter sockets, "
-         "setuid and setgid bits refused (EPERM); clone3 (ENOSYS)\n";
+         "setuid and setgid bits refused (EPERM); socket families but unix, inet, inet6 and "
+         "netlink (EAFNOSUPPORT); clone3 (ENOSYS)\n";
   return out.str();
 }
 

@@ -3,12 +3,14 @@
 // interpreter. The libseccomp pitfalls are shown twice: what libseccomp
 // does with the naive rules, and that Ward's filter does what the IR says.
 // seccomp_enforce_test.cc loads the same filters into the kernel.
+#include <errno.h>
 #include <seccomp.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 
+#include "backends/seccomp/filter.h"
 #include "backends/seccomp/seccomp_backend.h"
 #include "tests/backends/seccomp/seccomp_fixture.h"
 
@@ -392,6 +394,45 @@ TEST_CASE("a filter past 4096 instructions is an error, and nothing is written")
  2 |     default allow
    |     ^~~~~~~~~~~~~
 )");
+}
+
+TEST_CASE("ward run's guard: socket families the language never grants, whatever the upper bits") {
+  std::string bpf, error;
+  REQUIRE(sc::BuildTerminalGuard(&bpf, &error));
+  const auto p = Interpreter(bpf, Arch::kX86_64);
+  constexpr uint32_t kSocketpair = 53;
+  constexpr uint64_t kAfUnix = 1, kAfInet6 = 10, kAfNetlink = 16, kAfVsock = 40, kAfTipc = 30;
+  constexpr uint64_t kNetlinkRoute = 0, kNetlinkNetfilter = 12;
+  const uint32_t refused = SCMP_ACT_ERRNO(EAFNOSUPPORT);
+  // Granted families pass (the policy's own filter decides them).
+  for (uint64_t family : {kAfUnix, kAfInet, kAfInet6}) {
+    INFO("family " << family);
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {family, 1, 0}).ret == SCMP_ACT_ALLOW);
+    CHECK(Interpret(p, Arch::kX86_64, kSocketpair, {family, 1, 0}).ret == SCMP_ACT_ALLOW);
+  }
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, kNetlinkRoute}).ret == SCMP_ACT_ALLOW);
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, kNetlinkNetfilter}).ret ==
+        SCMP_ACT_ERRNO(EPERM));
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfPacket, 3, 0}).ret == SCMP_ACT_ERRNO(EPERM));
+  // Every other family, up to the kernel's last (46) and beyond, is refused,
+  // also with bits above the 32 the kernel reads.
+  for (uint64_t family = 0; family < 64; ++family) {
+    if (family == kAfUnix || family == kAfInet || family == kAfInet6 || family == kAfNetlink ||
+        family == kAfPacket) {
+      continue;
+    }
+    INFO("family " << family);
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {family, 1, 0}).ret == refused);
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {family | kBit32, 1, 0}).ret == refused);
+    CHECK(Interpret(p, Arch::kX86_64, kSocketpair, {family, 1, 0}).ret == refused);
+    CHECK(Interpret(p, Arch::kX86_64, kSocketpair, {family | kBit32, 1, 0}).ret == refused);
+  }
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfVsock, 1, 0}).ret == refused);
+  CHECK(Interpret(p, Arch::kX86_64, kSocketpair, {kAfTipc, 5, 0}).ret == refused);
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {0xffffffffULL, 1, 0}).ret == refused);
+  // Upper bits over a granted family (the kernel would read AF_INET):
+  // refused too, at no cost (no C library sets them).
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfInet | kBit32, 1, 0}).ret == refused);
 }
 
 }  // namespace ward::test

@@ -530,6 +530,21 @@ int Socket(int family, int type, int protocol) {
   return Ok();
 }
 
+// A socket of `family` of the first type it has (stream, datagram,
+// seqpacket, raw); the error of the last try.
+int SocketOfFamily(int family) {
+  int err = 0;
+  for (const int type : {SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET, SOCK_RAW}) {
+    const int fd = socket(family, type | SOCK_CLOEXEC, 0);
+    if (fd >= 0) {
+      close(fd);
+      return Ok();
+    }
+    err = errno;
+  }
+  return Fail(err);
+}
+
 // `nft flush ruleset` by hand: one batch with NFT_MSG_DELTABLE for every
 // family (NFPROTO_UNSPEC, no table name), acknowledged.
 int NftFlush() {
@@ -667,6 +682,7 @@ int Run(int argc, char** argv) {
   if (attack == "raw6") return need(0), Socket(AF_INET6, SOCK_RAW, IPPROTO_ICMPV6);
   if (attack == "packet") return need(0), Socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
   if (attack == "netlink") return need(0), Socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
+  if (attack == "family") return need(1), SocketOfFamily(std::atoi(argv[2]));
   if (attack == "nft-flush") return need(0), NftFlush();
   // Typing into the caller's terminal (stdin), run after the sandbox ends.
   if (attack == "tiocsti") {
