@@ -349,11 +349,17 @@ static __always_inline __u8 sock_proto(struct bpf_sock_addr* ctx) {
   return IPPROTO_UDP;
 }
 
+/* A connect or send to 0.0.0.0 reaches this host's loopback address (the
+ * route lookup's "no destination"), and one to :: or ::ffff:0.0.0.0 the
+ * loopback too (tcp_v6_connect's and udpv6_sendmsg's BSD rule): decided as
+ * what it reaches, so that `deny to loopback` holds for them and `allow to
+ * loopback` covers them. */
 static __always_inline int addr4(struct bpf_sock_addr* ctx, __u8 hook) {
   __u32 gen = generation();
   __u8 proto = sock_proto(ctx);
   __u16 port = bpf_ntohs((__u16)ctx->user_port);
   __u32 addr = ctx->user_ip4;
+  if (addr == 0) addr = bpf_htonl(0x7f000001);
   struct verdict v = decide4(gen, addr, proto, port);
   if (v.allow) return 1;
   report(gen, hook, 4, proto, port, &addr, v.rule);
@@ -369,6 +375,10 @@ static __always_inline int addr6(struct bpf_sock_addr* ctx, __u8 hook) {
   a[1] = ctx->user_ip6[1];
   a[2] = ctx->user_ip6[2];
   a[3] = ctx->user_ip6[3];
+  if (a[0] == 0 && a[1] == 0 && a[2] == 0 && a[3] == 0)
+    a[3] = bpf_htonl(1);
+  else if (is_mapped(a) && a[3] == 0)
+    a[3] = bpf_htonl(0x7f000001);
   struct verdict v = decide6(gen, a, proto, port);
   if (v.allow) return 1;
   if (is_mapped(a))

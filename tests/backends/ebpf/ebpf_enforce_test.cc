@@ -191,6 +191,50 @@ TEST_CASE("allowed flows succeed, denied ones fail with EPERM, each with its con
   }
 }
 
+TEST_CASE("0.0.0.0, :: and ::ffff:0.0.0.0 are decided as the loopback address they reach",
+          "[root]") {
+  // The kernel connects and sends to them as to 127.0.0.1 or ::1.
+  Environment env;
+  Cleanup cleanup{{"ebpfany"}};
+  const std::string cg = env.Cgroup("policy");
+  Prober in(cg, env.netns_path());
+  std::vector<Case> cases;
+  auto add = [&](Probe p, bool allowed, const std::string& addr) {
+    cases.push_back(
+        {p, allowed, std::string(OpName(p.op)) + " " + addr + " port " + std::to_string(p.port)});
+  };
+  for (const char* a : {"0.0.0.0", "127.0.0.1"}) {
+    add(V4(Op::kTcp, a, 80), true, a);    // loopback granted
+    add(V4(Op::kTcp, a, 443), false, a);  // loopback denied inside `any`
+    add(V4(Op::kUdpSendto, a, 53), true, a);
+    add(V4(Op::kUdpSendto, a, 8000), false, a);
+  }
+  for (const char* a : {"::", "::1", "::ffff:0.0.0.0", "::ffff:127.0.0.1"}) {
+    add(V6(Op::kTcp, a, 80), true, a);
+    add(V6(Op::kTcp, a, 443), false, a);
+  }
+  add(V4(Op::kTcp, "10.5.0.1", 443), true, "10.5.0.1");  // `any` itself
+  add(V6(Op::kTcp, "fd00::5", 443), true, "fd00::5");
+  for (const Case& c : cases) {
+    INFO("control without a policy: " << c.what);
+    CHECK(in.Run(c.probe) == 0);
+  }
+  Apply(CompilePolicy(R"(policy ebpfany {
+  network {
+    allow tcp to any port 443
+    deny tcp to loopback port 443
+    allow tcp to loopback port 80
+    allow udp to loopback port 53
+  }
+})"),
+        cg);
+  for (const Case& c : cases) {
+    INFO(c.what << (c.allowed ? " (allowed)" : " (denied)"));
+    CHECK(in.Run(c.probe) == (c.allowed ? 0 : EPERM));
+  }
+  Remove("ebpfany");
+}
+
 TEST_CASE("hash maps are sized for the policy, not for the largest one", "[root]") {
   // At their ceiling (2^20 entries) the hash maps' bucket arrays alone held
   // ~100 MB of kernel memory per applied policy or cached program set.
