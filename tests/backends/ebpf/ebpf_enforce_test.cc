@@ -78,11 +78,15 @@ struct Case {
   std::string what;
 };
 
+// A probe to `addr` (its text, for the messages) and whether it is allowed.
+Case MakeCase(Probe p, bool allowed, const std::string& addr) {
+  return {p, allowed, std::string(OpName(p.op)) + " " + addr + " port " + std::to_string(p.port)};
+}
+
 std::vector<Case> Cases() {
   std::vector<Case> c;
   auto add = [&](Probe p, bool allowed, const std::string& addr) {
-    c.push_back(
-        {p, allowed, std::string(OpName(p.op)) + " " + addr + " port " + std::to_string(p.port)});
+    c.push_back(MakeCase(p, allowed, addr));
   };
   // Overlapping allows with different ports, a deny carved out of an allow.
   add(V4(Op::kTcp, "10.5.0.1", 443), true, "10.5.0.1");
@@ -200,8 +204,7 @@ TEST_CASE("0.0.0.0, :: and ::ffff:0.0.0.0 are decided as the loopback address th
   Prober in(cg, env.netns_path());
   std::vector<Case> cases;
   auto add = [&](Probe p, bool allowed, const std::string& addr) {
-    cases.push_back(
-        {p, allowed, std::string(OpName(p.op)) + " " + addr + " port " + std::to_string(p.port)});
+    cases.push_back(MakeCase(p, allowed, addr));
   };
   for (const char* a : {"0.0.0.0", "127.0.0.1"}) {
     add(V4(Op::kTcp, a, 80), true, a);    // loopback granted
