@@ -311,6 +311,51 @@ void RawSockets(const PolicyContext& ctx, Findings& out) {
   }
 }
 
+// L2212: socket families outside IP and unix that socket() lets through.
+// No network rule decides them and no address-based layer sees them: vsock
+// reaches the hypervisor's host from a VM (and is not namespaced, so from
+// every container on it), TIPC, RDS, CAN or Bluetooth their own peers.
+// Only where a syscalls section decides socket() (without one, B3001 says
+// the syscalls are not enforced at all).
+void NonIpSocketFamily(const PolicyContext& ctx, Findings& out) {
+  const ir::SyscallRules& s = ctx.ir.syscalls;
+  static constexpr std::pair<uint64_t, const char*> kFamilies[] = {
+      {40, "AF_VSOCK"},     {30, "AF_TIPC"},       {21, "AF_RDS"},      {29, "AF_CAN"},
+      {31, "AF_BLUETOOTH"}, {43, "AF_SMC"},        {42, "AF_QIPCRTR"},  {45, "AF_MCTP"},
+      {9, "AF_X25"},        {3, "AF_AX25"},        {5, "AF_APPLETALK"}, {4, "AF_IPX"},
+      {26, "AF_LLC"},       {36, "AF_IEEE802154"}, {35, "AF_PHONET"},   {39, "AF_NFC"}};
+  for (Arch arch : s.arches) {
+    std::vector<std::string> names;
+    Span span;
+    for (const auto& [af, name] : kFamilies) {
+      bool allowed = false;
+      const ir::Region* deciding = nullptr;
+      for (const uint64_t type : {1, 2, 5}) {  // stream, datagram, seqpacket
+        const std::array<uint64_t, 6> args = {af, type, 0, 0, 0, 0};
+        const ir::SysAction a = s.Decide(arch, "socket", args);
+        if (a.kind == ir::SysAction::Kind::kAllow || a.kind == ir::SysAction::Kind::kLog) {
+          allowed = true;
+          deciding = s.Find(arch, "socket", args);
+          break;
+        }
+      }
+      if (!allowed) continue;
+      names.push_back(name);
+      if (!span.valid()) {
+        span = deciding && !deciding->rules.empty() ? deciding->rules.back() : s.default_span;
+      }
+    }
+    if (names.empty() || !span.valid()) continue;
+    std::string list = names[0];
+    for (size_t i = 1; i < names.size() && i < 3; ++i) list += ", " + names[i];
+    if (names.size() > 3) list += " and " + std::to_string(names.size() - 3) + " more";
+    out.Add("L2212", span,
+            "socket() allows " + list + " (on " + std::string(ArchName(arch)) +
+                "): families outside IP and unix reach peers no network rule decides");
+    return;
+  }
+}
+
 // L2210: unix sockets of host daemons.
 std::string HostDaemon(const ir::UnixRule& r) {
   const std::string& n = r.name;
@@ -363,6 +408,7 @@ void LintNetwork(const PolicyContext& ctx, Findings& out) {
   SharedTenantDomain(ctx, out);
   LinkLocal(ctx, out);
   RawSockets(ctx, out);
+  NonIpSocketFamily(ctx, out);
   HostDaemonSocket(ctx, out);
   DenyByDomain(ctx, out);
 }

@@ -86,6 +86,11 @@ const std::vector<RuleInfo>& AllRules() {
        "address-based enforcers (eBPF, nftables, Kubernetes) cannot deny a name: its other "
        "addresses get through",
        "deny the addresses too, or enforce with a name-aware target (cilium)"},
+      {"L2212", "non-ip-socket-family", kNet, kW,
+       "socket families outside IP and unix (vsock to the VM's host, TIPC, CAN, Bluetooth) "
+       "reach peers that no network rule decides and no address-based layer sees",
+       "refuse them: `errno EAFNOSUPPORT socket if arg0 not in [AF_UNIX, AF_INET, AF_INET6]` "
+       "(as std linux-base; ward run's guard also does)"},
       {"L2301", "persistent-write", kFs, kW,
        "writes to executable or configuration locations outlive the sandbox and run later "
        "outside it",

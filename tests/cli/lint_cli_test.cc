@@ -15,8 +15,8 @@ using ward::test::WriteTemp;
 
 namespace {
 
-// One warning (L2101), one error (L2210, suppressed with a reason), one error
-// (L2401) and a fix (L2101).
+// Warnings (L2101, L2106, L2212), one error (L2210, suppressed with a
+// reason), one error (L2401) and a fix (L2101).
 const char* kPolicy =
     "policy p {\n"
     "  syscalls {\n"
@@ -78,7 +78,7 @@ TEST_CASE("lint: an error finding fails by default; a suppressed one does not") 
   CHECK(r.out.find("p.ward:12:24: error L2401 root-capability: CAP_SYS_ADMIN is kept: it "
                    "amounts to root on the host or in its namespace\n") != std::string::npos);
   CHECK(r.out.find("L2210") == std::string::npos);  // suppressed: not in text
-  CHECK(r.out.find("linted 1 file, 1 policy: 1 error, 2 warnings, 0 notes, 1 suppressed\n") !=
+  CHECK(r.out.find("linted 1 file, 1 policy: 1 error, 3 warnings, 0 notes, 1 suppressed\n") !=
         std::string::npos);
   CHECK(Ward("lint --fail-on never p.ward", InScratch()).status == 0);
 }
@@ -95,7 +95,7 @@ TEST_CASE("lint --format json: versioned, every finding with its place; suppress
   CHECK(keys == std::vector<std::string>{"version", "findings", "diagnostics", "errors", "warnings",
                                          "notes", "suppressed"});
   CHECK(j["errors"] == 1);
-  CHECK(j["warnings"] == 2);
+  CHECK(j["warnings"] == 3);
   CHECK(j["suppressed"] == 1);
   const auto& first = j["findings"][0];
   std::vector<std::string> fkeys;

@@ -150,6 +150,11 @@ const Case kCases[] = {
      "addresses get through",
      "policy p {\n  network {\n    allow tcp to 10.0.0.0/8 port 443\n    deny to 10.0.0.7\n  "
      "}\n}\n"},
+    {"L2212", "policy p {\n  syscalls {\n    arch x86_64\n    allow socket\n  }\n}\n",
+     "L2212 4:5 socket() allows AF_VSOCK, AF_TIPC, AF_RDS and 13 more (on x86_64): families "
+     "outside IP and unix reach peers no network rule decides",
+     "policy p {\n  syscalls {\n    arch x86_64\n    allow socket\n    errno EAFNOSUPPORT socket "
+     "if arg0 not in [AF_UNIX, AF_INET, AF_INET6]\n  }\n}\n"},
     {"L2301", "policy p {\n  filesystem {\n    allow read write \"/home/user\"\n  }\n}\n",
      "L2301 3:22 write access to '/home/user/.claude' (the agent's own settings) "
      "persists beyond the sandbox and runs later outside it",
