@@ -350,8 +350,8 @@ bool BuildTerminalGuard(std::string* bpf, std::string* error) {
   // family (AF_VSOCK to the hypervisor's host, TIPC, RDS, CAN, Bluetooth,
   // ...) would be a way out no rule decides. Refused as the kernel refuses
   // a family it lacks. The family is an int: the kernel reads the lower 32
-  // bits, so each value is compared masked, and anything above the last
-  // granted value (netlink, 16) is refused whatever its upper bits.
+  // bits, so each value is compared masked, and anything above netlink (16)
+  // is refused whatever its upper bits (packet, 17, with EPERM below).
   for (const int nr : {SCMP_SYS(socket), SCMP_SYS(socketpair)}) {
     for (unsigned family = 0; family < AF_NETLINK; ++family) {
       if (family == AF_UNIX || family == AF_INET || family == AF_INET6) continue;
