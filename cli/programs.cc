@@ -30,6 +30,8 @@ std::string CliOf(const std::string& launcher) {
 
 }  // namespace
 
+// (language/loader.cc reads the same link for the std lookup; calling it
+// would pull the loader, and with it the ANTLR parser, into the launcher.)
 std::string SelfPath() {
   char path[PATH_MAX];
   const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);

@@ -6,11 +6,7 @@
 // found, 124 a limit ended the run.
 #include <unistd.h>
 
-#include <cstdlib>
-#include <functional>
 #include <iostream>
-#include <set>
-#include <string_view>
 
 #include "cli/commands.h"
 #include "cli/dns_flags.h"

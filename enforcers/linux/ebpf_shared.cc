@@ -124,6 +124,23 @@ bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& 
   return ok;
 }
 
+// `path` opened (created if missing) and locked exclusively: its
+// descriptor, or -1 with *error.
+int LockFile(const std::string& path, std::string* error) {
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0 || flock(fd, LOCK_EX) != 0) {
+    *error = Errno("locking " + path, errno);
+    if (fd >= 0) close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+void Unlock(int fd) {
+  flock(fd, LOCK_UN);
+  close(fd);
+}
+
 // The program type of the programs a cgroup hook runs.
 bpf_prog_type ProgTypeOf(int attach) {
   switch (attach) {
@@ -173,13 +190,8 @@ bool EbpfAnchorHooks(const std::string& cgroup_mount, const std::string& lock_di
   // Created in order under the lock: the last pin says they all are.
   const auto complete = [&] { return Exists(dir + "/" + hooks.back().first); };
   if (complete()) return true;
-  const std::string lock_path = lock_dir + "/ebpf-anchor.lock";
-  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-    *error = Errno("locking " + lock_path, errno);
-    if (lock >= 0) close(lock);
-    return false;
-  }
+  const int lock = LockFile(lock_dir + "/ebpf-anchor.lock", error);
+  if (lock < 0) return false;
   bool ok = true;
   if (!complete()) {
     const std::string cg = cgroup_mount + "/ward/anchor";
@@ -204,8 +216,7 @@ bool EbpfAnchorHooks(const std::string& cgroup_mount, const std::string& lock_di
     }
     if (cg_fd >= 0) close(cg_fd);
   }
-  flock(lock, LOCK_UN);
-  close(lock);
+  Unlock(lock);
   return ok;
 }
 
@@ -233,12 +244,8 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   // One run at a time creates a given entry; others wait for it, not for
   // the entries of other policies.
   const std::string lock_path = lock_dir + "/ebpf-" + cache_name + ".lock";
-  const int lock = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock < 0 || flock(lock, LOCK_EX) != 0) {
-    *error = Errno("locking " + lock_path, errno);
-    if (lock >= 0) close(lock);
-    return false;
-  }
+  const int lock = LockFile(lock_path, error);
+  if (lock < 0) return false;
   bool ok;
   if (CacheComplete(cache)) {
     *cache_hit = true;
@@ -259,8 +266,7 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
       ok = false;
     }
   }
-  flock(lock, LOCK_UN);
-  close(lock);
+  Unlock(lock);
   if (ok) unlink(lock_path.c_str());
   return ok;
 }
