@@ -3,6 +3,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "compiler/policy.h"
 #include "language/check.h"
 
 namespace ward::cli {
@@ -26,6 +27,9 @@ int RunCheck(const CheckFlags& flags) {
   FrontendOptions options;
   options.std_dir = flags.std_dir;
   Program program = RunFrontend(paths, options, sources, sink);
+  // Errors found only while lowering (syscall conflicts, too many regions)
+  // are check's to report too.
+  if (!sink.has_errors() && program.std_syscalls != kNoFile) ir::CheckLowering(program, sink);
   PrintDiagnostics(sources, sink, flags.output);
   if (program.std_syscalls == kNoFile) return kUsage;  // no standard library
   if (flags.output.format == "text") {

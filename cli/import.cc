@@ -45,11 +45,7 @@ bool Verify(const std::string& text, const ImportFlags& flags, int* exit_code) {
   options.std_dir = flags.std_dir;
   options.memory_files["imported.ward"] = text;
   Program program = RunFrontend({"imported.ward"}, options, sources, sink);
-  if (!sink.has_errors()) {
-    if (const ast::File* f = program.file(program.roots.at(0))) {
-      for (const ast::Policy& p : f->policies) ir::Lower(program, p, sink);
-    }
-  }
+  if (!sink.has_errors()) ir::CheckLowering(program, sink);
   if (!sink.has_errors()) return true;
   PrintDiagnostics(sources, sink, flags.output);
   if (program.std_syscalls == kNoFile) {

@@ -131,7 +131,12 @@ std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQue
     return e;
   }
   const Region* region = rules.Find(arch, q.name, args);
-  if (region) e.rules = region->rules;
+  if (region) e.rules = region->RulesFor(args);
+  if (region && region->cited_capped) {
+    e.notes.push_back(
+        "the rules listed give this action somewhere in the call's argument region; not each "
+        "need hold for this call");
+  }
   auto closed_here = rules.closed.find(arch);
   const Closure* closure = closed_here != rules.closed.end() && closed_here->second.count(q.name)
                                ? &closed_here->second.at(q.name)

@@ -1,5 +1,8 @@
 #include "compiler/policy.h"
 
+#include <set>
+#include <tuple>
+
 #include "compiler/extends.h"
 
 namespace ward::ir {
@@ -28,6 +31,21 @@ Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink& 
   ir.limits = LowerLimits(sources);
   ir.targets = LowerTargets(sources);
   return ir;
+}
+
+void CheckLowering(const Program& program, DiagnosticSink& sink) {
+  std::set<std::tuple<Code, FileId, uint32_t, std::string>> seen;
+  for (FileId id : program.roots) {
+    const ast::File* f = program.file(id);
+    if (!f) continue;
+    for (const ast::Policy& p : f->policies) {
+      DiagnosticSink own;
+      Lower(program, p, own);
+      for (const Diagnostic& d : own.diagnostics()) {
+        if (seen.emplace(d.code, d.span.file, d.span.begin, d.message).second) sink.Report(d);
+      }
+    }
+  }
 }
 
 std::vector<const ast::Policy*> SelectPolicies(const Program& program,

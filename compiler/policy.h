@@ -38,6 +38,14 @@ struct Policy {
 // `sink`; the IR returned is then deterministic but must not be compiled.
 Policy Lower(const Program& program, const ast::Policy& policy, DiagnosticSink& sink);
 
+// `ward check`'s lowering (language/README.md: check reports every error
+// compile would): lowers every policy of the program's root files, abstract
+// ones included (so a base's own rules are checked even when nothing
+// extends it), and reports each lowering-time error once into `sink`
+// however many policies reach the rules behind it. The program must have no
+// errors.
+void CheckLowering(const Program& program, DiagnosticSink& sink);
+
 // The non-abstract policies of the program's root files, in order; with a
 // name, only that one. Reports (and returns empty) when a root file has
 // several policies and no name is given, or the name is unknown.

@@ -1,6 +1,7 @@
 #include "compiler/syscalls.h"
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <optional>
 #include <set>
@@ -308,6 +309,10 @@ class ConditionBuilder {
 
 // ---- lowering -------------------------------------------------------------
 
+bool LetsRun(const SysAction& a) {
+  return a.kind == SysAction::Kind::kAllow || a.kind == SysAction::Kind::kLog;
+}
+
 // A rule in effect for one syscall on one architecture.
 struct Active {
   size_t rule;
@@ -350,24 +355,33 @@ class Lowerer {
   }
 
  private:
-  // Precedence rule 1: where a rule that names the syscall directly
-  // matches, the rules that reach it only through a group do not apply, so
-  // a group rule's predicate excludes what the direct rules cover.
+  // Precedence rule 1. A direct grant (allow, log) of the syscall, with
+  // conditions or without, removes every grant that reaches it through a
+  // group: the direct rules then say which of its calls may run. Elsewhere
+  // (and always for a group's refusing rules), a group rule decides only the
+  // calls that no direct rule matches, so a direct refusing rule decides
+  // only where its condition holds.
   std::vector<Active> Activate(Arch arch, const std::string& name, const std::vector<Use>& uses) {
     auto signature = SyscallSignature(name);
     std::vector<Active> active;
     Node direct_cover = Bdd::kZero;
+    bool direct_grant = false;
     for (const Use& u : uses) {
       const ast::SysRule& rule = *pool_[u.rule].rule;
-      active.push_back(
-          {u.rule, u.direct, Conditions(rule, arch, signature), Encode(FromAst(rule.action))});
-      if (u.direct) direct_cover = bdd_.Max(direct_cover, active.back().predicate);
+      const SysAction action = FromAst(rule.action);
+      active.push_back({u.rule, u.direct, Conditions(rule, arch, signature), Encode(action)});
+      if (!u.direct) continue;
+      direct_cover = bdd_.Max(direct_cover, active.back().predicate);
+      direct_grant |= LetsRun(action);
     }
-    if (direct_cover == Bdd::kZero) return active;
+    if (direct_cover == Bdd::kZero && !direct_grant) return active;
     const Node uncovered = bdd_.MapLeaves(direct_cover, [](uint64_t x) { return x ? 0 : 1; });
     for (Active& a : active) {
-      if (!a.direct) a.predicate = bdd_.Min(a.predicate, uncovered);
+      if (a.direct) continue;
+      const bool grant = LetsRun(FromAst(pool_[a.rule].rule->action));
+      a.predicate = direct_grant && grant ? Bdd::kZero : bdd_.Min(a.predicate, uncovered);
     }
+    std::erase_if(active, [](const Active& a) { return a.predicate == Bdd::kZero; });
     return active;
   }
 
@@ -437,10 +451,55 @@ class Lowerer {
         bdd_.Frontier(tagged, cube, path.back().first, add);
       }
       for (uint32_t r : sets_.Rules(rules)) region.rules.push_back(pool_[r].rule->span);
+      if (!region.rules.empty()) region.cited = Cite(tagged, cube, &region.cited_capped);
       for (auto [var, bit] : path) cube[var] = -1;
       regions.push_back(std::move(region));
     });
     return regions;
+  }
+
+  // The pieces of `tagged` inside the cube, with their rules; empty when
+  // they all have the same rules or number more than kMaxCited (`capped`).
+  std::vector<Region::Cited> Cite(Node tagged, const std::vector<int8_t>& cube, bool* capped) {
+    std::vector<std::pair<std::vector<std::pair<Bdd::Var, bool>>, uint32_t>> pieces;
+    std::vector<std::pair<Bdd::Var, bool>> extra;
+    bool overflow = false;
+    std::function<void(Node)> walk = [&](Node n) {
+      if (overflow) return;
+      if (bdd_.IsLeaf(n)) {
+        if (pieces.size() == kMaxCited) overflow = true;
+        pieces.push_back({extra, SetOf(bdd_.Value(n))});
+        return;
+      }
+      const Bdd::Var v = bdd_.VarOf(n);
+      if (cube[v] != -1) return walk(cube[v] ? bdd_.Hi(n) : bdd_.Lo(n));
+      for (bool bit : {false, true}) {
+        extra.push_back({v, bit});
+        walk(bit ? bdd_.Hi(n) : bdd_.Lo(n));
+        extra.pop_back();
+      }
+    };
+    walk(tagged);
+    const bool same = std::all_of(pieces.begin(), pieces.end(),
+                                  [&](const auto& p) { return p.second == pieces[0].second; });
+    *capped = overflow;
+    if (overflow || same) return {};
+    std::vector<Region::Cited> cited;
+    for (const auto& [tests, set] : pieces) {
+      Region::Cited c;
+      std::array<uint64_t, 6> mask{}, value{};
+      for (auto [var, bit] : tests) {
+        const int arg = static_cast<int>(var / 64), b = 63 - static_cast<int>(var % 64);
+        mask[arg] |= uint64_t{1} << b;
+        if (bit) value[arg] |= uint64_t{1} << b;
+      }
+      for (int arg = 0; arg < 6; ++arg) {
+        if (mask[arg]) c.tests.push_back({arg, mask[arg], value[arg]});
+      }
+      for (uint32_t r : sets_.Rules(set)) c.rules.push_back(pool_[r].rule->span);
+      cited.push_back(std::move(c));
+    }
+    return cited;
   }
 
   // The union of the rule sets of every leaf reachable from n.
@@ -570,10 +629,6 @@ bool IsBypassProne(const std::string& name) {
     if (name == b.name) return true;
   }
   return false;
-}
-
-bool LetsRun(const SysAction& a) {
-  return a.kind == SysAction::Kind::kAllow || a.kind == SysAction::Kind::kLog;
 }
 
 // Lowers the bypass-prone syscalls of one architecture, after the others
@@ -763,6 +818,16 @@ const Region* SyscallRules::Find(Arch arch, const std::string& name,
     if (r.Matches(args)) return &r;
   }
   return nullptr;  // unreachable: the regions cover every input
+}
+
+const std::vector<Span>& Region::RulesFor(const std::array<uint64_t, 6>& args) const {
+  for (const Cited& c : cited) {
+    const bool holds = std::all_of(c.tests.begin(), c.tests.end(), [&](const ArgTest& t) {
+      return (args[t.arg] & t.mask) == t.value;
+    });
+    if (holds) return c.rules;
+  }
+  return rules;
 }
 
 SysAction SyscallRules::Decide(Arch arch, const std::string& name,

@@ -6,11 +6,14 @@
 // and never resolves precedence itself.
 //
 // Precedence, per architecture and syscall: rules are pooled from the
-// policy and its bases. (1) Where a rule that names the syscall directly
-// matches, rules that reach it only through a group do not apply; a group
-// rule decides only the calls no direct rule matches (so `allow
-// @system-service` plus `errno EPERM clone if arg0 & CLONE_NEWUSER ==
-// CLONE_NEWUSER` still allows the other clones). (2) Of the rules that
+// policy and its bases. (1) A direct grant (allow, log; conditional or not)
+// removes every grant that reaches the syscall through a group. Otherwise,
+// where a rule that names the syscall directly matches, rules that reach it
+// only through a group do not apply; a group rule decides only the calls no
+// direct rule matches (so `allow @system-service` plus `errno EPERM clone if
+// arg0 & CLONE_NEWUSER == CLONE_NEWUSER` still allows the other clones,
+// while `allow @network-io` plus `allow socket if arg0 == AF_INET` leaves
+// the other families to the default). (2) Of the rules that
 // apply, the most restrictive action wins; where none applies, the last
 // explicit `default` in extends order (kill when there is none). (3) The
 // bypass classes below are closed by default.
@@ -66,8 +69,23 @@ struct Region {
   // somewhere in the region, in pool order; empty when only the default
   // decides it.
   std::vector<Span> rules;
+  // Provenance per call, when the rules behind calls differ within the
+  // region: pieces that partition it (tests beyond the region's own), each
+  // with the rules that give the action there (none: the default decides);
+  // empty when every call of the region has the same rules, or when they
+  // would take more than kMaxCited pieces (`cited_capped`: `rules` is then
+  // all explain can cite).
+  struct Cited {
+    std::vector<ArgTest> tests;
+    std::vector<Span> rules;
+  };
+  std::vector<Cited> cited = {};
+  bool cited_capped = false;
 
   bool Matches(const std::array<uint64_t, 6>& args) const;
+  // The rules behind one call of the region: the matching piece's, else
+  // `rules`.
+  const std::vector<Span>& RulesFor(const std::array<uint64_t, 6>& args) const;
   bool operator==(const Region& o) const { return tests == o.tests && action == o.action; }
 };
 
@@ -148,6 +166,7 @@ struct Conflict {
 // 2` needs 64 x 64 of them on 64-bit parameters); past this many for one
 // syscall no BPF filter (4096 instructions at most) could hold them.
 inline constexpr size_t kMaxRegions = 4096;
+inline constexpr size_t kMaxCited = 64;
 
 // Lowers the syscalls sections of `sources` (ExtendsOrder: bases first,
 // the policy last) of a program the checker accepted without errors. Appends

@@ -69,6 +69,53 @@ TEST_CASE("check: folders expand to the .ward files below them") {
   CHECK(r.status == 0);
 }
 
+TEST_CASE("check: reports what only lowering finds, as compile does") {
+  // Precedence rule 3: two unconditional actions in one policy.
+  std::string p = WriteTemp("conflict.ward",
+                            "policy p { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n");
+  const std::string expected =
+      p + ":3:5: error[W1043]: policy 'p' gives 'ptrace' two unconditional actions: allow and kill\n"
+          " 3 |     kill ptrace\n"
+          "   |     ^~~~~~~~~~~\n" +
+      p + ":2:5: note: the other rule\n"
+          " 2 |     allow ptrace\n"
+          "   |     ^~~~~~~~~~~~\n"
+          "  = hint: make the rules agree, or narrow one so that they no longer overlap\n";
+  Run r = Ward("check --color never " + p, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.out == "checked 1 file, 1 policy: 1 error, 0 warnings\n");
+  CHECK(r.err == expected);
+  Run c = Ward("compile --color never -t seccomp -o " + ward::test::ScratchDir() + "/conflict " + p,
+               kStd);
+  CHECK(c.status == 1);
+  CHECK(c.err == expected);
+  // In an abstract policy nothing extends, once; in a base two policies
+  // extend, once.
+  std::string a = WriteTemp("abstract.ward",
+                            "abstract policy b { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n"
+                            "policy c1 extends b {}\npolicy c2 extends b {}\n"
+                            "abstract policy lone { syscalls {\n    errno EPERM kill\n"
+                            "    errno EACCES kill if arg1 == 9\n} }\n");
+  Run b = Ward("check --color never " + a, kStd);
+  CHECK(b.status == 1);
+  CHECK(b.out == "checked 1 file, 4 policies: 2 errors, 0 warnings\n");
+  CHECK(b.err.find(a + ":3:5: error[W1043]: policy 'b' gives 'ptrace' two unconditional") == 0);
+  CHECK(b.err.find(a + ":8:5: error[W1043]: overlapping rules give 'kill' two errno values: "
+                       "EPERM and EACCES\n") != std::string::npos);
+  // More regions than a filter can hold.
+  std::string big = WriteTemp("regions.ward",
+                              "policy p { syscalls {\n    allow prctl if arg1 != 1 and arg2 != 2 "
+                              "and arg3 != 3\n} }\n");
+  Run g = Ward("check --color never " + big, kStd);
+  CHECK(g.status == 1);
+  CHECK(g.err.find(big + ":2:5: error[W1043]: the conditions on 'prctl' split its arguments into "
+                         "more than 4096 regions on x86_64") == 0);
+  // The positive control: the same rules without the clash check clean.
+  std::string ok = WriteTemp("noconflict.ward",
+                             "policy p { syscalls {\n    allow ptrace\n    kill ptrace if arg0 == 16\n} }\n");
+  CHECK(Ward("check " + ok, kStd).status == 0);
+}
+
 TEST_CASE("colour: only on request or on a terminal, and never with NO_COLOR") {
   std::string p = WriteTemp("bad3.ward", "policy p { limits { pids x } }\n");
   CHECK(Ward("check " + p, kStd).err.find("\033[") == std::string::npos);  // not a TTY

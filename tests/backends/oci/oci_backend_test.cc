@@ -162,6 +162,30 @@ TEST_CASE("oci: the profile means what the IR means, on sampled calls") {
                seed);
 }
 
+TEST_CASE("oci: rule 1, a direct conditional allow leaves no group grant in the profile") {
+  const char* text = R"(policy p { syscalls { arch x86_64, aarch64
+      default errno EPERM
+      allow @network-io
+      allow socket if arg0 in [AF_UNIX, AF_INET, AF_INET6] } })";
+  auto c = Oci(text);
+  REQUIRE(c->result.ok);
+  const json p = json::parse(c->Artifact(".seccomp.json"));
+  for (Arch arch : {Arch::kX86_64, Arch::kAarch64}) {
+    INFO(ArchName(arch));
+    auto decide = [&](const std::string& name, uint64_t arg0) {
+      const Verdict v = Decide(p, {arch, {}, std::nullopt}, arch, name, Args{arg0});
+      CHECK_FALSE(v.ambiguous);
+      return v.action;
+    };
+    CHECK(decide("socket", 16) == "errno 1");  // AF_NETLINK
+    CHECK(decide("socket", 17) == "errno 1");  // AF_PACKET
+    CHECK(decide("socket", 2) == "allow");
+    CHECK(decide("socket", 10) == "allow");
+    CHECK(decide("connect", 0) == "allow");
+  }
+  CheckMeaning(text, static_cast<uint32_t>(std::time(nullptr)));
+}
+
 TEST_CASE("oci: high bits of an int argument do not escape a rule") {
   // libseccomp compares 64 bits; the profile masks to the parameter's 32,
   // so AF_PACKET with bit 32 set is still AF_PACKET, as the kernel reads it.

@@ -357,6 +357,32 @@ test.ward:9:5: warning[B3003]: this rule re-opens socketcall on x86, where the s
   CHECK(q->Diagnostics().empty());
 }
 
+TEST_CASE("rule 1: a direct conditional allow leaves no group grant in the filter") {
+  // The trial's bypass: AF_NETLINK (16) was allowed through @network-io.
+  constexpr uint32_t kConnect = 42;
+  constexpr uint64_t kAfNetlink = 16, kAfUnix = 1, kAfInet6 = 10;
+  for (const char* text : {R"(policy p { syscalls { arch x86_64, aarch64
+                              default errno EPERM
+                              allow @network-io
+                              allow socket if arg0 in [AF_UNIX, AF_INET, AF_INET6] } })",
+                           R"(abstract policy b { syscalls {
+                              allow socket if arg0 in [AF_UNIX, AF_INET, AF_INET6] } }
+                            policy p extends b { syscalls { arch x86_64, aarch64
+                              default errno EPERM
+                              allow @network-io } })"}) {
+    INFO(text);
+    auto c = CompileSeccomp(text);
+    CHECK(Run(*c, kSocket, {kAfNetlink}) == Errno(EPERM));
+    CHECK(Run(*c, kSocket, {kAfPacket}) == Errno(EPERM));
+    CHECK(Run(*c, kSocket, {kAfInet | kBit32}) == kAllow);  // the kernel reads AF_INET
+    for (uint64_t family : {kAfUnix, kAfInet, kAfInet6}) CHECK(Run(*c, kSocket, {family}) == kAllow);
+    CHECK(Run(*c, kConnect) == kAllow);  // the group's other members
+    constexpr uint32_t kAarch64Socket = 198;
+    CHECK(Run(*c, kAarch64Socket, {kAfNetlink}, Arch::kAarch64) == Errno(EPERM));
+    CHECK(Run(*c, kAarch64Socket, {kAfInet6}, Arch::kAarch64) == kAllow);
+  }
+}
+
 TEST_CASE("an allowed unconditional syscall is decided without reading arguments") {
   // The kernel caches an action per syscall number only when the program
   // reaches it from the architecture and the number alone.

@@ -52,17 +52,48 @@ class Generator {
     for (Arch a : std::set<Arch>(arches_.begin(), arches_.end())) {
       arch_list += (arch_list.empty() ? "" : ", ") + std::string(ArchName(a));
     }
+    std::vector<std::string> rules[2];  // base's, p's
+    for (int n = Coin(4); n > 0; --n) rules[0].push_back(Rule());
+    for (int n = 1 + Coin(8); n > 0; --n) rules[1].push_back(Rule());
+    // Half the programs, on purpose: a group rule and a rule naming one of
+    // its members directly, of any actions, in one policy or across
+    // extends, either one first.
+    for (int n = Coin(2) ? 1 + Coin(3) : 0; n > 0; --n) {
+      for (const std::string& r : GroupAndDirect()) {
+        std::vector<std::string>& into = rules[Coin(2)];
+        into.insert(into.begin() + Coin(static_cast<int>(into.size()) + 1), r);
+      }
+    }
     std::string base = "abstract policy base { syscalls {\n";
-    for (int n = Coin(4); n > 0; --n) base += "  " + Rule() + "\n";
+    for (const std::string& r : rules[0]) base += "  " + r + "\n";
     std::string p = "policy p extends base { syscalls {\n  arch " + arch_list + "\n";
     if (Coin(4)) p += "  default " + Pick(kActions) + "\n";
-    for (int n = 1 + Coin(8); n > 0; --n) p += "  " + Rule() + "\n";
+    for (const std::string& r : rules[1]) p += "  " + r + "\n";
     return base + "} }\n" + p + "} }\n";
   }
 
   const std::vector<uint64_t>& values() const { return values_; }
 
  private:
+  // {group rule, direct rule}; the direct one conditional two times in three.
+  std::vector<std::string> GroupAndDirect() {
+    static const std::vector<std::pair<std::string, std::string>> kMembers = {
+        {"@network-io", "socket"},       {"@network-io", "listen"},
+        {"@network-io", "shutdown"},     {"@process", "kill"},
+        {"@process", "prctl"},           {"@process", "clone"},
+        {"@process", "tgkill"},          {"@basic-io", "lseek"},
+        {"@basic-io", "dup3"},           {"@system-service", "ioctl"},
+        {"@system-service", "personality"}, {"@system-service", "madvise"},
+        {"@system-service", "flock"},    {"@system-service", "socket"}};
+    const auto& [group, member] = Pick(kMembers);
+    std::string direct = Pick(kActions) + " " + member;
+    if (Coin(3)) {
+      const std::string c = Condition(member);
+      if (!c.empty()) direct += " if " + c;
+    }
+    return {Pick(kActions) + " " + group, direct};
+  }
+
   std::string Rule() {
     if (Coin(5) < 2) {
       std::string r = Pick(kActions) + " " + Pick(kPlain);
@@ -233,10 +264,19 @@ TEST_CASE("property: the exported programs decide every call as the IR does") {
       }();
       const cbpf::Program program = Interpreter(bpf, arch);
       const std::vector<uint32_t>& known = numbers[arch];
+      // The syscalls the rules decide, asked about more often than the rest.
+      std::vector<uint32_t> ruled;
+      if (auto it = l.ir.syscalls.syscalls.find(arch); it != l.ir.syscalls.syscalls.end()) {
+        for (const auto& [name, regions] : it->second) {
+          if (auto n = SyscallNumber(arch, name)) ruled.push_back(static_cast<uint32_t>(*n));
+        }
+      }
       for (int k = 0; k < 300; ++k) {
         uint32_t nr;
         const int kind = static_cast<int>(rng() % 20);
-        if (kind < 16) {
+        if (kind < 6 && !ruled.empty()) {
+          nr = ruled[rng() % ruled.size()];
+        } else if (kind < 16) {
           nr = known[rng() % known.size()];
         } else if (kind < 18) {
           nr = rng() % 1100;  // unknown and future numbers among them
