@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace ward {
 namespace {
@@ -115,12 +116,16 @@ bool SyscallExistsAnywhere(std::string_view name) {
 const std::vector<std::string>& AllSyscallNames() {
   static const std::vector<std::string> names = [] {
     std::set<std::string> all;
+    // The ordinary numbers, and ARM's private ones (__ARM_NR_BASE 0xf0000:
+    // cacheflush, set_tls, ...), which groups name too.
     for (const ArchInfo& a : kArches) {
-      for (int nr = 0; nr < 1024; ++nr) {
-        char* n = seccomp_syscall_resolve_num_arch(a.token, nr);
-        if (n) {
-          all.insert(n);
-          free(n);
+      for (auto [first, last] : {std::pair{0, 1024}, std::pair{0xf0000, 0xf0100}}) {
+        for (int nr = first; nr < last; ++nr) {
+          char* n = seccomp_syscall_resolve_num_arch(a.token, nr);
+          if (n) {
+            all.insert(n);
+            free(n);
+          }
         }
       }
     }

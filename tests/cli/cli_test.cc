@@ -100,7 +100,7 @@ TEST_CASE("check: reports what only lowering finds, as compile does") {
   CHECK(b.status == 1);
   CHECK(b.out == "checked 1 file, 4 policies: 2 errors, 0 warnings\n");
   CHECK(b.err.find(a + ":3:5: error[W1043]: policy 'b' gives 'ptrace' two unconditional") == 0);
-  CHECK(b.err.find(a + ":8:5: error[W1043]: overlapping rules give 'kill' two errno values: "
+  CHECK(b.err.find(a + ":9:5: error[W1043]: overlapping rules give 'kill' two errno values: "
                        "EPERM and EACCES\n") != std::string::npos);
   // More regions than a filter can hold.
   std::string big = WriteTemp("regions.ward",
