@@ -168,7 +168,12 @@ bool StagedFiles::Stage(const std::string& path, std::string_view bytes, std::st
     *error = path + ": is a socket";
     return false;
   }
-  if (exists && !S_ISREG(st.st_mode)) {  // a device or a FIFO: written through, never replaced
+  // No policy or artifact belongs on a disk; a slip of `-o` would overwrite one.
+  if (exists && S_ISBLK(st.st_mode)) {
+    *error = path + ": is a block device";
+    return false;
+  }
+  if (exists && !S_ISREG(st.st_mode)) {  // a character device or a FIFO: written through
     const int fd = open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
       *error = errno == ENXIO && S_ISFIFO(st.st_mode) ? path + ": a FIFO without a reader"

@@ -1,8 +1,9 @@
 // [root] The one file writer (enforcers/linux/files.h) on scratch device
 // nodes made with mknod in a temporary folder (never on /dev): a character
 // device is written through and stays the same node, directly and through
-// a link; a failing device write is an error; a replaced file keeps its
-// foreign owner; state folders and files of another user are refused.
+// a link; a failing device write is an error; a block device is refused;
+// a replaced file keeps its foreign owner; state folders and files of
+// another user are refused.
 #include "enforcers/linux/files.h"
 
 #include <fcntl.h>
@@ -92,6 +93,21 @@ TEST_CASE(
   CHECK(error == full + ": No space left on device");
   CHECK(S_ISCHR(Lstat(full).st_mode));
   CHECK(WriteUserFile(Device(s, "null", 3), "x", &error));
+}
+
+TEST_CASE("WriteUserFile: a block device is refused, never opened", "[root][files]") {
+  Scratch s;
+  // A loop device number no loop device has: nothing could be reached.
+  const std::string disk = s / "disk";
+  REQUIRE(mknod(disk.c_str(), S_IFBLK | 0600, makedev(7, 250)) == 0);
+  fs::create_symlink("disk", s / "link");
+  std::string error;
+  CHECK_FALSE(WriteUserFile(disk, "x", &error));
+  CHECK(error == disk + ": is a block device");
+  CHECK_FALSE(WriteUserFile(s / "link", "x", &error));
+  CHECK(error == s / "link" + ": is a block device");
+  CHECK(S_ISBLK(Lstat(disk).st_mode));
+  CHECK(Names(s.dir) == std::set<std::string>{"disk", "link"});
 }
 
 TEST_CASE("StagedFiles: a device staged with a failing file is never written", "[root][files]") {
