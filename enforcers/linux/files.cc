@@ -94,6 +94,17 @@ void SyncDir(const std::string& dir) {
   close(fd);
 }
 
+// The kernel's fs.protected_symlinks rule, which following a link by hand
+// would bypass: a link in a sticky folder that others may write (/tmp) is
+// followed only when it is the caller's or the folder owner's; another
+// user's could point a root `-o` anywhere.
+bool MayFollow(const std::string& link, const struct stat& st) {
+  struct stat dir;
+  if (stat(DirOf(link).c_str(), &dir) != 0) return false;
+  const bool shared = (dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH);
+  return !shared || st.st_uid == geteuid() || st.st_uid == dir.st_uid;
+}
+
 // Follows `path` through symbolic links to the name that is not one:
 // *target, with *st its lstat and *exists false when nothing is there.
 bool ResolveLinks(const std::string& path, std::string* target, struct stat* st, bool* exists,
@@ -113,6 +124,10 @@ bool ResolveLinks(const std::string& path, std::string* target, struct stat* st,
       *exists = true;
       *target = current;
       return true;
+    }
+    if (!MayFollow(current, *st)) {
+      *error = Reason(path, EACCES);
+      return false;
     }
     char link[PATH_MAX];
     const ssize_t n = readlink(current.c_str(), link, sizeof link);

@@ -7,17 +7,20 @@
 // rewrites): written as the shell's `>` would write them, but atomically.
 // A symbolic link is followed to its final target (every level; a dangling
 // link creates its target; more than kMaxLinks levels, a loop included, is
-// an error). A character device or a FIFO is written through (opened
-// without O_TRUNC or O_CREAT, never renamed); a FIFO without a reader is an
-// error at once, not a hang. A block device (a disk: no policy belongs
-// there), a socket or a directory is an error. A regular file, or a name that does not exist, is
-// written as a temporary file in the same folder (`.NAME.ward-PID-N`), fsynced and renamed over the
-// name; the replaced file's mode and owner are kept (the owner when the caller may give it), a new
-// file gets 0666 less the umask. An existing file the caller could not open for writing is refused,
-// as
-// `>` refuses it. Unlike `>`, a replaced file's other hard links keep the
-// old contents, and its ACLs and extended attributes are not copied (as
-// with an editor's save). On every failure the temporary file is removed.
+// an error; as fs.protected_symlinks has it, whatever the sysctl says, a
+// link in a sticky folder that others may write is followed only when it
+// is the caller's or the folder owner's). A character device or a FIFO is
+// written through (opened without O_TRUNC or O_CREAT, never renamed); a
+// FIFO without a reader is an error at once, not a hang. A block device (a
+// disk: no policy belongs there), a socket or a directory is an error. A
+// regular file, or a name that does not exist, is written as a temporary
+// file in the same folder (`.NAME.ward-PID-N`), fsynced and renamed over
+// the name; the replaced file's mode and owner are kept (the owner when the
+// caller may give it), a new file gets 0666 less the umask. An existing
+// file the caller could not open for writing is refused, as `>` refuses
+// it. Unlike `>`, a replaced file's other hard links keep the old contents,
+// and its ACLs and extended attributes are not copied (as with an editor's
+// save). On every failure the temporary file is removed.
 //
 // Ward's own state (run records, the run cache, the seccomp filter cache,
 // lock files; wardd's later): a folder that must be a real directory (not

@@ -2,7 +2,8 @@
 // nodes made with mknod in a temporary folder (never on /dev): a character
 // device is written through and stays the same node, directly and through
 // a link; a failing device write is an error; a block device is refused;
-// a replaced file keeps its foreign owner; state folders and files of
+// another user's link in a sticky shared folder is not followed; a
+// replaced file keeps its foreign owner; state folders and files of
 // another user are refused.
 #include "enforcers/linux/files.h"
 
@@ -121,6 +122,30 @@ TEST_CASE("StagedFiles: a device staged with a failing file is never written", "
   CHECK(error == s / "in-the-way" + ": Is a directory");
   files.Abort();
   CHECK(Names(s.dir) == std::set<std::string>{"full", "in-the-way"});
+}
+
+TEST_CASE(
+    "WriteUserFile: in a sticky folder others may write, another user's link is not "
+    "followed (fs.protected_symlinks)",
+    "[root][files]") {
+  Scratch s;
+  fs::create_directory(s / "tmp");
+  REQUIRE(chmod((s / "tmp").c_str(), 01777) == 0);
+  std::ofstream(s / "precious") << "root's\n";
+  fs::create_symlink(s / "precious", s / "tmp/planted");
+  REQUIRE(lchown((s / "tmp/planted").c_str(), 1234, 1234) == 0);
+  std::string error;
+  CHECK_FALSE(WriteUserFile(s / "tmp/planted", "x", &error));
+  CHECK(error == s / "tmp/planted" + ": Permission denied");
+  std::ifstream in(s / "precious");
+  CHECK(std::string(std::istreambuf_iterator<char>(in), {}) == "root's\n");
+  // Positive controls: the caller's own link there, and the other user's
+  // link in a folder that is not shared.
+  fs::create_symlink(s / "precious", s / "tmp/mine");
+  CHECK(WriteUserFile(s / "tmp/mine", "new\n", &error));
+  REQUIRE(chmod((s / "tmp").c_str(), 0755) == 0);
+  CHECK(WriteUserFile(s / "tmp/planted", "newer\n", &error));
+  CHECK(S_ISLNK(Lstat(s / "tmp/planted").st_mode));
 }
 
 TEST_CASE("WriteUserFile: a replaced file keeps its owner and mode", "[root][files]") {
