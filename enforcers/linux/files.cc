@@ -160,6 +160,55 @@ bool MakeParents(const std::string& path, std::vector<std::string>* made, std::s
   return true;
 }
 
+// Opens the character device or FIFO `target` (lstat `st`) for writing
+// through: its descriptor, blocking again, or -1 with *error.
+int OpenThrough(const std::string& path, const std::string& target, const struct stat& st,
+                std::string* error) {
+  // O_NONBLOCK: a FIFO without a reader is ENXIO at once instead of a hang.
+  const int fd = open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = errno == ENXIO && S_ISFIFO(st.st_mode) ? path + ": a FIFO without a reader"
+                                                    : Reason(path, errno);
+    return -1;
+  }
+  struct stat now;
+  if (fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino) {
+    *error = path + ": changed while being opened";
+  } else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+    *error = Reason(path, errno);
+  } else {
+    return fd;
+  }
+  close(fd);
+  return -1;
+}
+
+// Writes `bytes` to a new temporary file beside `target` (`st`: the lstat
+// of the file it replaces, if `exists`), with that file's owner and mode:
+// *temp, or false with *error and nothing left.
+bool WriteBeside(const std::string& path, const std::string& target, const struct stat& st,
+                 bool exists, std::string_view bytes, std::string* temp, std::string* error) {
+  const int fd = CreateTemp(AT_FDCWD, DirOf(target), BaseOf(target), exists ? 0600 : 0666, temp);
+  if (fd < 0) {
+    *error = Reason(path, errno);
+    return false;
+  }
+  // fchown first: it clears set-id bits.
+  if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
+      fchown(fd, st.st_uid, st.st_gid) != 0) {
+    errno = 0;  // not ours to give: the new file is the caller's, as an editor's would be
+  }
+  int err = exists && fchmod(fd, st.st_mode & 07777) != 0 ? errno : 0;
+  if (err != 0) close(fd);
+  if (err == 0) err = FinishTemp(fd, bytes);
+  if (err != 0) {
+    unlink(temp->c_str());
+    *error = Reason(path, err);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 StagedFiles::~StagedFiles() {
@@ -189,19 +238,8 @@ bool StagedFiles::Stage(const std::string& path, std::string_view bytes, std::st
     return false;
   }
   if (exists && !S_ISREG(st.st_mode)) {  // a character device or a FIFO: written through
-    const int fd = open(target.c_str(), O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-      *error = errno == ENXIO && S_ISFIFO(st.st_mode) ? path + ": a FIFO without a reader"
-                                                      : Reason(path, errno);
-      return false;
-    }
-    struct stat now;
-    if (fstat(fd, &now) != 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino ||
-        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
-      close(fd);
-      *error = path + ": changed while being opened";
-      return false;
-    }
+    const int fd = OpenThrough(path, target, st, error);
+    if (fd < 0) return false;
     entries_.push_back({path, target, "", fd, std::string(bytes)});
     return true;
   }
@@ -211,24 +249,7 @@ bool StagedFiles::Stage(const std::string& path, std::string_view bytes, std::st
   }
   if (!exists && create_folders_ && !MakeParents(target, &made_dirs_, error)) return false;
   std::string temp;
-  const int fd = CreateTemp(AT_FDCWD, DirOf(target), BaseOf(target), exists ? 0600 : 0666, &temp);
-  if (fd < 0) {
-    *error = Reason(path, errno);
-    return false;
-  }
-  // The replaced file's owner and mode (fchown first: it clears set-id bits).
-  if (exists && (st.st_uid != geteuid() || st.st_gid != getegid()) &&
-      fchown(fd, st.st_uid, st.st_gid) != 0) {
-    errno = 0;  // not ours to give: the new file is the caller's, as an editor's would be
-  }
-  int err = exists && fchmod(fd, st.st_mode & 07777) != 0 ? errno : 0;
-  if (err != 0) close(fd);
-  if (err == 0) err = FinishTemp(fd, bytes);
-  if (err != 0) {
-    unlink(temp.c_str());
-    *error = Reason(path, err);
-    return false;
-  }
+  if (!WriteBeside(path, target, st, exists, bytes, &temp, error)) return false;
   entries_.push_back({path, target, temp, -1, {}});
   return true;
 }
