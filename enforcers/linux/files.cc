@@ -313,6 +313,11 @@ int OpenStateDir(const std::string& dir, std::string* error) {
     const bool last = *it == dir;
     if (mkdir(it->c_str(), last ? 0700 : 0755) == 0) {
       created = last;
+      // A parent 0755 whatever the umask took away (0500 would stop the next mkdir).
+      if (!last && chmod(it->c_str(), 0755) != 0) {
+        *error = Reason(*it, errno);
+        return -1;
+      }
     } else if (errno != EEXIST) {
       *error = Reason(*it, errno);
       return -1;

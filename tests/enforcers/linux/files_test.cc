@@ -336,6 +336,7 @@ TEST_CASE(
   REQUIRE(fd >= 0);
   close(fd);
   CHECK((Lstat(s / "var/cache/ward").st_mode & 07777) == 0700);
+  CHECK((Lstat(s / "var/cache").st_mode & 07777) == 0755);
   const int again = OpenStateDir(s / "var/cache/ward", &error);  // positive control: it is fine
   CHECK(again >= 0);
   close(again);
