@@ -3,7 +3,6 @@
 // IR section. Fails closed: any error, and nothing is written.
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -13,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/load.h"
 #include "compiler/ir_json.h"
+#include "enforcers/linux/files.h"
 
 namespace ward::cli {
 namespace {
@@ -81,22 +81,6 @@ bool SafeRelativePath(const std::string& p) {
     if (part == ".." || part == ".") return false;
   }
   return true;
-}
-
-// Writes through a temporary file and a rename, so a reader never sees half
-// an artifact.
-bool WriteFile(const fs::path& path, const std::string& bytes) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  fs::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out.flush()) return false;
-  }
-  fs::rename(tmp, path, ec);
-  return !ec;
 }
 
 int RunCompile(const CompileFlags& flags) {
@@ -204,15 +188,24 @@ int RunCompile(const CompileFlags& flags) {
   }
   manifest["coverage"] = cov;
 
+  // Every artifact staged in full before the first is renamed into place,
+  // the manifest last (enforcers/linux/files.h): a failure before the
+  // renames leaves the folder as it was.
   const fs::path out(flags.out_dir);
+  enforce::StagedFiles staged(/*create_folders=*/true);
+  std::string error;
+  bool ok = true;
   for (const auto& [b, a] : artifacts) {
-    if (!WriteFile(out / a.path, a.bytes)) {
-      std::cerr << "ward compile: cannot write " << (out / a.path).string() << "\n";
-      return kUsage;
-    }
+    ok = ok && staged.Stage((out / a.path).string(), a.bytes, &error);
   }
-  if (!WriteFile(out / "manifest.json", manifest.dump(2) + "\n")) {
-    std::cerr << "ward compile: cannot write " << (out / "manifest.json").string() << "\n";
+  ok = ok && staged.Stage((out / "manifest.json").string(), manifest.dump(2) + "\n", &error);
+  if (!ok) {
+    std::cerr << "ward compile: cannot write " << error << "; nothing written\n";
+    return kUsage;
+  }
+  if (!staged.Commit(&error)) {
+    std::cerr << "ward compile: cannot write " << error
+              << "; the artifacts before it are in place, the manifest is not\n";
     return kUsage;
   }
   for (const auto& [b, a] : artifacts) std::cout << (out / a.path).string() << "\n";

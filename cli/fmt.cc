@@ -16,9 +16,6 @@
 //
 // Exit codes: 0 all files canonical (or rewritten); 1 a file does not parse,
 // or with --check a file would change; 2 usage or I/O errors.
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -34,6 +31,7 @@
 
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "enforcers/linux/files.h"
 #include "language/format.h"
 
 namespace ward::cli {
@@ -137,41 +135,6 @@ bool ReadFile(const std::string& path, std::string* text) {
   return !in.bad();
 }
 
-// Writes `text` to a temporary file beside `path` with its permissions, then
-// renames it over `path`: readers see the old file or the new, never half.
-bool WriteAtomically(const std::string& path, const std::string& text, std::string* error) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) != 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  std::string temp = path + ".ward-fmt-XXXXXX";
-  int fd = mkstemp(temp.data());
-  if (fd < 0) {
-    *error = std::strerror(errno);
-    return false;
-  }
-  bool ok = fchmod(fd, st.st_mode & 07777) == 0;
-  for (size_t done = 0; ok && done < text.size();) {
-    ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  ok = ok && fsync(fd) == 0;
-  if (!ok) *error = std::strerror(errno);
-  if (close(fd) != 0 && ok) {
-    *error = std::strerror(errno);
-    ok = false;
-  }
-  if (ok && rename(temp.c_str(), path.c_str()) != 0) {
-    *error = std::strerror(errno);
-    ok = false;
-  }
-  if (!ok) unlink(temp.c_str());
-  return ok;
-}
-
 int RunFmt(const FmtFlags& flags) {
   std::vector<std::string> paths;
   if (!ExpandPolicyPaths(flags.files, &paths)) return kUsage;
@@ -211,8 +174,8 @@ int RunFmt(const FmtFlags& flags) {
       continue;
     }
     std::string error;
-    if (!WriteAtomically(path, *formatted, &error)) {
-      std::cerr << "ward fmt: " << path << ": cannot write: " << error << "\n";
+    if (!enforce::WriteUserFile(path, *formatted, &error)) {
+      std::cerr << "ward fmt: cannot write " << error << "\n";
       io_error = true;
       status(path, "error");
       continue;

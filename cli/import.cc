@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/output.h"
 #include "compiler/policy.h"
+#include "enforcers/linux/files.h"
 #include "importers/docker_seccomp.h"
 #include "language/check.h"
 
@@ -58,18 +59,6 @@ bool Verify(const std::string& text, const ImportFlags& flags, int* exit_code) {
   return false;
 }
 
-bool WriteOutput(const std::string& path, const std::string& text) {
-  std::filesystem::path tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    if (!out.flush()) return false;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  return !ec;
-}
-
 int RunImport(const ImportFlags& flags) {
   std::ifstream in(flags.file, std::ios::binary);
   std::error_code ec;
@@ -107,8 +96,9 @@ int RunImport(const ImportFlags& flags) {
     std::cout << result.text;
     return kOk;
   }
-  if (!WriteOutput(flags.out, result.text)) {
-    std::cerr << "ward import: cannot write " << flags.out << "\n";
+  std::string error;
+  if (!enforce::WriteUserFile(flags.out, result.text, &error)) {
+    std::cerr << "ward import: cannot write " << error << "\n";
     return kUsage;
   }
   return kOk;

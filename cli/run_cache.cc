@@ -13,6 +13,7 @@
 
 #include "cli/programs.h"
 #include "compiler/ir_json.h"
+#include "enforcers/linux/files.h"
 
 namespace ward::cli {
 namespace {
@@ -258,16 +259,13 @@ void WriteRunCache(const std::string& entry, const std::string& key, const Loade
   j["filter"] = nlohmann::ordered_json::binary(std::vector<uint8_t>(filter.begin(), filter.end()));
   j["guard"] = nlohmann::ordered_json::binary(std::vector<uint8_t>(guard.begin(), guard.end()));
   const std::string dir = std::filesystem::path(entry).parent_path().string();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || chmod(dir.c_str(), 0700) != 0) return;
-  const std::string tmp = entry + ".tmp" + std::to_string(getpid());
-  const int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return;
   const std::vector<uint8_t> bytes = nlohmann::ordered_json::to_cbor(j);
-  const bool written = write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size());
-  close(fd);
-  if (!written || rename(tmp.c_str(), entry.c_str()) != 0) unlink(tmp.c_str());
+  std::string ignored;
+  if (!enforce::WriteStateFile(dir, std::filesystem::path(entry).filename().string(),
+                               {reinterpret_cast<const char*>(bytes.data()), bytes.size()},
+                               &ignored)) {
+    return;
+  }
   Prune(dir);
 }
 

@@ -18,6 +18,7 @@
 #include <ctime>
 
 #include "enforcers/linux/ebpf.h"
+#include "enforcers/linux/files.h"
 
 namespace ward::enforce {
 namespace {
@@ -124,13 +125,24 @@ bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& 
   return ok;
 }
 
-// `path` opened (created if missing) and locked exclusively: its
-// descriptor, or -1 with *error.
-int LockFile(const std::string& path, std::string* error) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0 || flock(fd, LOCK_EX) != 0) {
-    *error = Errno("locking " + path, errno);
-    if (fd >= 0) close(fd);
+// `name` in Ward's state folder `dir` opened (created if missing, never
+// through a link: files.h) and locked exclusively: its descriptor, or -1
+// with *error.
+int LockFile(const std::string& dir, const std::string& name, std::string* error) {
+  const int dir_fd = OpenStateDir(dir, error);
+  if (dir_fd < 0) {
+    *error = "locking: " + *error;
+    return -1;
+  }
+  const int fd = OpenStateFile(dir_fd, name, O_RDWR | O_CREAT, error);
+  close(dir_fd);
+  if (fd < 0) {
+    *error = "locking " + dir + "/" + *error;
+    return -1;
+  }
+  if (flock(fd, LOCK_EX) != 0) {
+    *error = Errno("locking " + dir + "/" + name, errno);
+    close(fd);
     return -1;
   }
   return fd;
@@ -190,7 +202,7 @@ bool EbpfAnchorHooks(const std::string& cgroup_mount, const std::string& lock_di
   // Created in order under the lock: the last pin says they all are.
   const auto complete = [&] { return Exists(dir + "/" + hooks.back().first); };
   if (complete()) return true;
-  const int lock = LockFile(lock_dir + "/ebpf-anchor.lock", error);
+  const int lock = LockFile(lock_dir, "ebpf-anchor.lock", error);
   if (lock < 0) return false;
   bool ok = true;
   if (!complete()) {
@@ -243,8 +255,8 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   }
   // One run at a time creates a given entry; others wait for it, not for
   // the entries of other policies.
-  const std::string lock_path = lock_dir + "/ebpf-" + cache_name + ".lock";
-  const int lock = LockFile(lock_path, error);
+  const std::string lock_name = "ebpf-" + cache_name + ".lock";
+  const int lock = LockFile(lock_dir, lock_name, error);
   if (lock < 0) return false;
   bool ok;
   if (CacheComplete(cache)) {
@@ -267,7 +279,7 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
     }
   }
   Unlock(lock);
-  if (ok) unlink(lock_path.c_str());
+  if (ok) unlink((lock_dir + "/" + lock_name).c_str());
   return ok;
 }
 

@@ -28,6 +28,7 @@
 #include "enforcers/linux/cgroup.h"
 #include "enforcers/linux/ebpf.h"
 #include "enforcers/linux/enforcer.h"
+#include "enforcers/linux/files.h"
 #include "enforcers/linux/hardlinks.h"
 #include "enforcers/linux/landlock.h"
 #include "enforcers/linux/mounts.h"
@@ -177,17 +178,6 @@ std::string StartTime(pid_t pid) {
   return "";
 }
 
-bool MakeDirs(const std::string& dir, mode_t mode, std::string* error) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec || chmod(dir.c_str(), mode) != 0) {
-    *error =
-        "cannot create " + dir + (ec ? ": " + ec.message() : ": " + std::string(strerror(errno)));
-    return false;
-  }
-  return true;
-}
-
 // Step 5's filter, from the cache when a trustworthy copy is there. The
 // cache is used only when the workload cannot write to it (a policy that
 // grants write on it would let one run choose the next run's filter) and
@@ -241,18 +231,10 @@ bool LoadOrBuildFilter(RunPlan& plan, DiagnosticSink& sink, std::string* error) 
   }
   plan.filter = std::move(filter.bpf);
   plan.filter_source = "compiled now";
-  if (use_cache && !plan.dry_run) {
-    std::string ignored;
-    if (MakeDirs(dir, 0700, &ignored)) {
-      const std::string tmp = file + ".tmp" + std::to_string(getpid());
-      std::ofstream out(tmp, std::ios::binary);
-      out.write(plan.filter.data(), static_cast<std::streamsize>(plan.filter.size()));
-      out.close();
-      if (!out || rename(tmp.c_str(), file.c_str()) != 0)
-        unlink(tmp.c_str());
-      else
-        plan.filter_source = "compiled now, cached in " + file;
-    }
+  std::string ignored;
+  if (use_cache && !plan.dry_run &&
+      WriteStateFile(dir, file.substr(dir.size() + 1), plan.filter, &ignored)) {
+    plan.filter_source = "compiled now, cached in " + file;
   }
   return true;
 }
@@ -346,10 +328,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     RunTrace("prepare");
     CleanStaleRuns(options.state_dir, &e);
     RunTrace("cleaned");
-    if (!MakeDirs(options.state_dir, 0700, &e)) {
+    const int state_fd = OpenStateDir(options.state_dir, &e);
+    if (state_fd < 0) {
       *error = "state: " + e;
       return nullptr;
     }
+    close(state_fd);
     plan->record_path = options.state_dir + "/run-" + plan->run_id;
   }
 
@@ -405,12 +389,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   if (!dry_run) {
     // Written before anything it names exists, so a supervisor killed from
     // here on leaves a record the next run cleans up.
-    std::ofstream record(plan->record_path);
-    record << "supervisor " << getpid() << " " << StartTime(getpid()) << "\n"
-           << "ebpf " << plan->net_policy << "\n"
-           << RunCgroupRecord(plan->cgroup);
-    if (!record.flush()) {
-      *error = "state: cannot write " + plan->record_path;
+    const std::string record = "supervisor " + std::to_string(getpid()) + " " +
+                               StartTime(getpid()) + "\n" + "ebpf " + plan->net_policy + "\n" +
+                               RunCgroupRecord(plan->cgroup);
+    std::string e;
+    if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, record, &e)) {
+      *error = "state: cannot write " + e;
       return nullptr;
     }
     RunTrace("record");
