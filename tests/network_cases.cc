@@ -106,21 +106,27 @@ Peer KindPeer(PeerKind kind) {
   return peer;
 }
 
-uint16_t RandomPort(Rng& rng, const Universe& u) {
-  return u.ports[Pick(rng, 0, static_cast<int>(u.ports.size()) - 1)];
+const std::vector<uint16_t>& PortsOf(const Universe& u, bool ingress) {
+  return ingress && !u.ingress_ports.empty() ? u.ingress_ports : u.ports;
+}
+
+uint16_t RandomPort(Rng& rng, const Universe& u, bool ingress) {
+  const auto& ports = PortsOf(u, ingress);
+  return ports[Pick(rng, 0, static_cast<int>(ports.size()) - 1)];
 }
 
 // A range between two of the universe's ports (or one of them).
-std::pair<uint16_t, uint16_t> RandomRange(Rng& rng, const Universe& u) {
-  const int n = static_cast<int>(u.ports.size());
+std::pair<uint16_t, uint16_t> RandomRange(Rng& rng, const Universe& u, bool ingress) {
+  const auto& ports = PortsOf(u, ingress);
+  const int n = static_cast<int>(ports.size());
   const int a = Pick(rng, 0, n - 1);
   const int b = Coin(rng, 3) ? Pick(rng, a, n - 1) : a;
-  return {u.ports[a], u.ports[b]};
+  return {ports[a], ports[b]};
 }
 
-std::vector<std::pair<uint16_t, uint16_t>> RandomPorts(Rng& rng, const Universe& u) {
+std::vector<std::pair<uint16_t, uint16_t>> RandomPorts(Rng& rng, const Universe& u, bool ingress) {
   std::vector<std::pair<uint16_t, uint16_t>> out;
-  for (int i = Pick(rng, 1, 3); i > 0; --i) out.push_back(RandomRange(rng, u));
+  for (int i = Pick(rng, 1, 3); i > 0; --i) out.push_back(RandomRange(rng, u, ingress));
   return out;
 }
 
@@ -147,7 +153,7 @@ Rule RandomRule(Rng& rng, const Universe& u) {
   r.ingress = Coin(rng, u.ingress_probes ? 5 : 10);
   r.proto = RandomProto(rng);
   for (int i = Pick(rng, 1, 2); i > 0; --i) r.peers.push_back(RandomPeer(rng, u));
-  if (r.proto != Proto::kIcmp && !Coin(rng, 3)) r.ports = RandomPorts(rng, u);
+  if (r.proto != Proto::kIcmp && !Coin(rng, 3)) r.ports = RandomPorts(rng, u, r.ingress);
   return r;
 }
 
@@ -158,15 +164,22 @@ struct Pair {
   std::string kind;
 };
 
+// Both rules' direction, where they share one.
+bool PairIngress(Rng& rng, const Universe& u) { return Coin(rng, u.ingress_probes ? 4 : 8); }
+
 // The two rules' protocols and ports: often the same, sometimes not, with
 // ports only where the protocol takes them.
 void SharedProtoPorts(Rng& rng, const Universe& u, Rule* a, Rule* b) {
   a->proto = RandomProto(rng);
   b->proto = Coin(rng, 2) ? a->proto : RandomProto(rng);
   const int ports = Pick(rng, 0, 3);  // none, same, a only, b only
-  const auto list = RandomPorts(rng, u);
+  const auto list = RandomPorts(rng, u, a->ingress);
   if (a->proto != Proto::kIcmp && (ports == 1 || ports == 2)) a->ports = list;
-  if (b->proto != Proto::kIcmp && (ports == 1 || ports == 3)) b->ports = list;
+  if (b->proto != Proto::kIcmp && (ports == 1 || ports == 3)) {
+    // The same list where both name the same ports (directions may differ).
+    b->ports = PortsOf(u, a->ingress) == PortsOf(u, b->ingress) ? list
+                                                                 : RandomPorts(rng, u, b->ingress);
+  }
 }
 
 Pair Nested(Rng& rng, const Universe& u, bool outer_allows) {
@@ -293,23 +306,25 @@ Pair Ports(Rng& rng, const Universe& u) {
   const Prefix block = RandomBlock(rng, u, v6, 0, UBits(u, v6));
   Pair p;
   p.kind = "ports overlapping in part";
+  p.a.ingress = p.b.ingress = PairIngress(rng, u);
   p.a.peers = {PrefixPeer(block)};
   p.b.peers = {Coin(rng, 3) ? PrefixPeer(Inside(rng, block)) : PrefixPeer(block)};
   static const Proto kWithPorts[] = {Proto::kOmitted, Proto::kTcp, Proto::kUdp};
   p.a.proto = kWithPorts[Pick(rng, 0, 2)];
   p.b.proto = Coin(rng, 3) ? kWithPorts[Pick(rng, 0, 2)] : p.a.proto;
-  const int n = static_cast<int>(u.ports.size());
+  const auto& ports = PortsOf(u, p.a.ingress);
+  const int n = static_cast<int>(ports.size());
   std::vector<int> at;
   for (int i = 0; i < 4; ++i) at.push_back(Pick(rng, 0, n - 1));
   std::sort(at.begin(), at.end());
   if (Coin(rng, 3)) {  // one port inside a range
-    p.a.ports = {{u.ports[at[0]], u.ports[at[3]]}};
-    p.b.ports = {{u.ports[at[1]], u.ports[at[1]]}};
+    p.a.ports = {{ports[at[0]], ports[at[3]]}};
+    p.b.ports = {{ports[at[1]], ports[at[1]]}};
   } else {
-    p.a.ports = {{u.ports[at[0]], u.ports[at[2]]}};
-    p.b.ports = {{u.ports[at[1]], u.ports[at[3]]}};
+    p.a.ports = {{ports[at[0]], ports[at[2]]}};
+    p.b.ports = {{ports[at[1]], ports[at[3]]}};
   }
-  if (Coin(rng, 3)) p.a.ports.push_back(RandomRange(rng, u));  // one more in the list
+  if (Coin(rng, 3)) p.a.ports.push_back(RandomRange(rng, u, p.a.ingress));  // one more in the list
   p.a.allow = !Coin(rng, 4);
   p.b.allow = !p.a.allow;
   return p;
@@ -320,12 +335,13 @@ Pair Protocols(Rng& rng, const Universe& u) {
   const Prefix block = RandomBlock(rng, u, v6, 0, UBits(u, v6));
   Pair p;
   p.kind = "protocol omitted against one protocol";
+  p.a.ingress = p.b.ingress = PairIngress(rng, u);
   p.a.peers = {PrefixPeer(block)};
   p.b.peers = {Coin(rng, 2) ? PrefixPeer(block) : PrefixPeer(Inside(rng, block))};
   p.a.proto = Proto::kOmitted;
   p.b.proto = static_cast<Proto>(Pick(rng, 1, 3));
-  if (Coin(rng, 3)) p.a.ports = RandomPorts(rng, u);
-  if (p.b.proto != Proto::kIcmp && Coin(rng, 3)) p.b.ports = RandomPorts(rng, u);
+  if (Coin(rng, 3)) p.a.ports = RandomPorts(rng, u, p.a.ingress);
+  if (p.b.proto != Proto::kIcmp && Coin(rng, 3)) p.b.ports = RandomPorts(rng, u, p.b.ingress);
   p.a.allow = Coin(rng, 2);
   p.b.allow = !p.a.allow;
   return p;
@@ -338,11 +354,11 @@ Pair Directions(Rng& rng, const Universe& u) {
   p.kind = "egress against ingress";
   p.a.peers = {Coin(rng, 4) ? KindPeer(PeerKind::kAny) : PrefixPeer(block)};
   p.b.peers = {PrefixPeer(block)};
+  p.a.ingress = Coin(rng, 2);
+  p.b.ingress = !p.a.ingress;
   SharedProtoPorts(rng, u, &p.a, &p.b);
   p.a.allow = Coin(rng, 2);
   p.b.allow = !p.a.allow;
-  p.a.ingress = Coin(rng, 2);
-  p.b.ingress = !p.a.ingress;
   return p;
 }
 
@@ -362,8 +378,8 @@ Pair AwkwardPair(Rng& rng, const Universe& u, int kind) {
     case 8: return Protocols(rng, u);
     default: return Directions(rng, u);
   }
+  p.a.ingress = p.b.ingress = PairIngress(rng, u);
   SharedProtoPorts(rng, u, &p.a, &p.b);
-  p.a.ingress = p.b.ingress = Coin(rng, u.ingress_probes ? 4 : 8);
   // Now and then the pair's verdicts the other way round.
   if (kind >= 2 && Coin(rng, 4)) std::swap(p.a.allow, p.b.allow);
   return p;
@@ -442,19 +458,19 @@ std::vector<Addr> WithForms(const Universe& u, const std::vector<Addr>& addrs) {
 
 std::vector<uint16_t> PortEdges(Rng& rng, const Universe& u, const Pair& p) {
   std::vector<uint16_t> out;
-  auto neighbours = [&](uint16_t port) {
-    const auto it = std::lower_bound(u.ports.begin(), u.ports.end(), port);
-    if (it != u.ports.begin()) out.push_back(*(it - 1));
+  auto neighbours = [&](const std::vector<uint16_t>& ports, uint16_t port) {
+    const auto it = std::lower_bound(ports.begin(), ports.end(), port);
+    if (it != ports.begin()) out.push_back(*(it - 1));
     out.push_back(port);
-    if (it != u.ports.end() && it + 1 != u.ports.end()) out.push_back(*(it + 1));
+    if (it != ports.end() && it + 1 != ports.end()) out.push_back(*(it + 1));
   };
   for (const Rule* r : {&p.a, &p.b}) {
     for (auto [lo, hi] : r->ports) {
-      neighbours(lo);
-      neighbours(hi);
+      neighbours(PortsOf(u, r->ingress), lo);
+      neighbours(PortsOf(u, r->ingress), hi);
     }
+    out.push_back(RandomPort(rng, u, r->ingress));
   }
-  out.push_back(RandomPort(rng, u));
   return out;
 }
 
@@ -756,6 +772,15 @@ Case RandomCase(Rng& rng, const Universe& u, int index, int max_filler) {
   return c;
 }
 
+namespace {
+
+bool IcmpProbes(const Universe& u, const Probe& p) {
+  if (p.ingress && !u.icmp_ingress) return false;
+  return u.icmp_mapped || !p.addr.v6 || std::memcmp(p.addr.b.data(), kMapped, 12) != 0;
+}
+
+}  // namespace
+
 Probe RandomProbe(Rng& rng, const Universe& u) {
   Probe p;
   p.ingress = u.ingress_probes && Coin(rng, 4);
@@ -776,11 +801,8 @@ Probe RandomProbe(Rng& rng, const Universe& u) {
     if (nat64) p.addr = InForm(p.addr, kNat64);
     if (!nat64 && u.compat_probes) p.addr = InForm(p.addr, kCompat);
   }
-  if (p.proto == Proto::kIcmp && !u.icmp_mapped && p.addr.v6 &&
-      std::memcmp(p.addr.b.data(), kMapped, 12) == 0) {
-    p.proto = Proto::kTcp;
-  }
-  p.port = p.proto == Proto::kIcmp ? 0 : RandomPort(rng, u);
+  if (p.proto == Proto::kIcmp && !IcmpProbes(u, p)) p.proto = Proto::kTcp;
+  p.port = p.proto == Proto::kIcmp ? 0 : RandomPort(rng, u, p.ingress);
   return p;
 }
 
@@ -793,13 +815,17 @@ Probe CaseProbe(Rng& rng, const Universe& u, const Case& c) {
   // test a wait for a reply that does not come.
   const int proto = Pick(rng, 0, 5);
   p.proto = proto < 3 ? Proto::kTcp : proto < 5 ? Proto::kUdp : Proto::kIcmp;
-  if (p.proto == Proto::kIcmp && !u.icmp_mapped && p.addr.v6 &&
-      std::memcmp(p.addr.b.data(), kMapped, 12) == 0) {
-    p.proto = Proto::kUdp;
+  if (p.proto == Proto::kIcmp && !IcmpProbes(u, p)) p.proto = Proto::kUdp;
+  if (p.proto != Proto::kIcmp) {
+    // An edge of this direction's ports.
+    const auto& ports = PortsOf(u, p.ingress);
+    std::vector<uint16_t> edges;
+    for (uint16_t port : c.focus_ports) {
+      if (std::binary_search(ports.begin(), ports.end(), port)) edges.push_back(port);
+    }
+    p.port = edges.empty() ? RandomPort(rng, u, p.ingress)
+                           : edges[Pick(rng, 0, static_cast<int>(edges.size()) - 1)];
   }
-  p.port = p.proto == Proto::kIcmp
-               ? 0
-               : c.focus_ports[Pick(rng, 0, static_cast<int>(c.focus_ports.size()) - 1)];
   return p;
 }
 

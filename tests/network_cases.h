@@ -29,19 +29,22 @@ using Rng = std::mt19937_64;
 // The addresses and ports a test can probe: rules name blocks inside
 // v4_base/(32 - v4_bits) and v6_base/(128 - v6_bits) (the low bits vary,
 // at most 16), 127.0.0.0/8, ::1, the mapped and NAT64 forms of the IPv4
-// block, and only `ports`, sorted (servers listen on them).
+// block, and only `ports` (sorted; servers listen on them), or for ingress
+// `ingress_ports` when given.
 struct Universe {
   std::string v4_base = "10.200.0.0";
   int v4_bits = 10;
   std::string v6_base = "fd00:200::";
   int v6_bits = 10;
   std::vector<uint16_t> ports;
+  std::vector<uint16_t> ingress_ports;  // the local ports of ingress; empty: `ports`
   // Probes in both directions; without, fewer rules are ingress (some
   // still are: they must decide nothing outgoing).
   bool ingress_probes = true;
   bool nat64_probes = true;    // probes to 64:ff9b::a.b.c.d
   bool compat_probes = true;   // probes to ::a.b.c.d
   bool icmp_mapped = true;     // ICMP probes to ::ffff:a.b.c.d
+  bool icmp_ingress = true;    // ICMP probes inwards
 };
 
 struct Addr {

@@ -37,30 +37,51 @@ using Rng = std::mt19937_64;
 
 int Pick(Rng& rng, int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); }
 
+// Ingress: the workload is a server in the scoped cgroup on ports of its own
+// (the namespace's servers hold ServerPorts); peers outside the scope
+// connect to it from the probe's address (bound with ip_nonlocal_bind, the
+// namespace routing all of them to `lo`).
+const std::vector<uint16_t> kWorkloadPorts = {7000, 7022, 7053, 7080, 7443, 7500, 7800, 7801};
+
 // Rules and probes meet inside 10.200.0.0/22 and fd00:200::/118, on the
 // servers' ports; beside them loopback, the IPv4-mapped forms and the NAT64
 // and IPv4-compatible ones (routed to `lo` below). An ICMP echo to an
-// IPv4-mapped address is no IPv4 echo: those probes are tcp or udp.
+// IPv4-mapped address is no IPv4 echo: those probes are tcp or udp. So are
+// ingress probes: an echo request has no socket for `socket cgroupv2` to
+// find, the cgroup scope cannot refuse it (nftables_enforce_test.cc).
 net::Universe Universe() {
   net::Universe u;
   u.ports = ServerPorts();
   std::sort(u.ports.begin(), u.ports.end());
-  u.ingress_probes = false;  // the workers connect out (rules go both ways)
+  u.ingress_ports = kWorkloadPorts;
   u.icmp_mapped = false;
+  u.icmp_ingress = false;
   return u;
 }
 
 struct Tuple {
   Op op;
   ir::Protocol proto;
+  bool ingress = false;
   std::string address;  // as the worker connects to it
+  std::string source;   // ingress: the peer's address, which the rules decide
   uint16_t port;
 };
+
+// A local address of the family (and form) of an ingress probe's source.
+std::string WorkloadAddress(const net::Addr& source) {
+  const std::string s = source.Text();
+  if (!source.v6) return s.rfind("127.", 0) == 0 ? "127.0.0.1" : "10.255.0.1";
+  if (s.rfind("::ffff:", 0) == 0) return s.rfind("::ffff:127.", 0) == 0 ? "::ffff:127.0.0.1" : "::ffff:10.255.0.1";
+  return s == "::1" ? "::1" : "fd00:200::1";
+}
 
 Tuple ToTuple(Rng& rng, const net::Probe& p) {
   static const Op kUdp[] = {Op::kUdpConnected, Op::kUdpSendto, Op::kUdpSendmsg, Op::kUdpSendmmsg};
   Tuple t;
-  t.address = p.addr.Text();
+  t.ingress = p.ingress;
+  t.address = p.ingress ? WorkloadAddress(p.addr) : p.addr.Text();
+  if (p.ingress) t.source = p.addr.Text();
   t.port = p.port;
   switch (p.proto) {
     case net::Proto::kTcp:
@@ -69,7 +90,8 @@ Tuple ToTuple(Rng& rng, const net::Probe& p) {
       t.proto = ir::Protocol::kTcp;
       break;
     case net::Proto::kUdp:
-      t.op = kUdp[Pick(rng, 0, 3)];
+      // Inwards only a connected socket hears the reject's ICMP error.
+      t.op = p.ingress ? Op::kUdpConnected : kUdp[Pick(rng, 0, 3)];
       t.proto = ir::Protocol::kUdp;
       break;
     case net::Proto::kIcmp:
@@ -105,12 +127,21 @@ std::unique_ptr<Compiled> CompileCase(const net::Case& c) {
 
 bool IrDecides(const ir::Policy& p, const Tuple& t) {
   std::string error;
-  const auto prefix = ParseIpOrCidr(t.address, &error);
+  const auto prefix = ParseIpOrCidr(t.ingress ? t.source : t.address, &error);
   REQUIRE(prefix.has_value());
-  return p.network.Decide(ir::Direction::kEgress, t.proto, *prefix, t.port);
+  return p.network.Decide(t.ingress ? ir::Direction::kIngress : ir::Direction::kEgress, t.proto,
+                          *prefix, t.port);
 }
 
-Outcome Denied(const Tuple& t) { return t.op == Op::kTcp ? Failed(ECONNREFUSED) : Failed(EPERM); }
+// A refused connect is reset; inwards, a refused datagram is answered with
+// admin-prohibited, which a connected UDP socket reports (EHOSTUNREACH
+// over IPv4, EACCES over IPv6); outwards the sending call fails (EPERM).
+Outcome Denied(const Tuple& t) {
+  if (t.op == Op::kTcp) return Failed(ECONNREFUSED);
+  if (!t.ingress) return Failed(EPERM);
+  const bool v4 = t.source.find(':') == std::string::npos || t.source.rfind("::ffff:", 0) == 0;
+  return Failed(v4 ? EHOSTUNREACH : EACCES);
+}
 
 bool IsIcmp6(const Tuple& t) {
   return t.op == Op::kIcmp && t.address.find(':') != std::string::npos;
@@ -123,7 +154,7 @@ bool IsIcmp6(const Tuple& t) {
 // back (Icmp6InDestUnreachs +1); an answered echo must have arrived once.
 // Anything else is returned as it is and fails the comparison.
 Outcome Probe(Worker& w, const Tuple& t, int timeout_ms) {
-  if (!IsIcmp6(t)) return w.Run(t.op, t.address, t.port, timeout_ms);
+  if (!IsIcmp6(t)) return w.Run(t.op, t.address, t.port, timeout_ms, t.source);
   const pid_t pid = w.pid();
   const uint64_t echos = Snmp6(pid, "Icmp6InEchos"),
                  unreachable = Snmp6(pid, "Icmp6InDestUnreachs");
@@ -150,13 +181,16 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
   // The NAT64 and IPv4-compatible forms reach the namespace's servers too.
   REQUIRE(ns.Sh("ip -6 route add local 64:ff9b::/96 dev lo && "
                 "ip -6 route add local ::/96 dev lo") == 0);
-  TestCgroup cgroup("diff");
-  Worker worker(cgroup.path());
+  REQUIRE(ns.Sh("sysctl -qw net.ipv4.ip_nonlocal_bind=1 net.ipv6.ip_nonlocal_bind=1") == 0);
+  TestCgroup cgroup("diff"), peers("diff-peers");
+  Worker worker(cgroup.path()), peer(peers.path());
+  Server workload(kWorkloadPorts, cgroup.path());
   enforce::Target target;
   target.kind = enforce::Target::Kind::kCgroup;
   target.cgroup = cgroup.path();
   const auto start = std::chrono::steady_clock::now();
   int probes = 0, allowed = 0, again = 0, with_classes = 0, awkward = 0, across_extends = 0;
+  int inwards[2] = {};  // ingress probes: [denied, allowed]
   int tcp6[2] = {}, udp6[2] = {}, icmp6[2] = {};  // IPv6 probes: [denied, allowed]
   for (int i = 0; i < policies; ++i) {
     const net::Case c = net::RandomCase(rng, universe, i);
@@ -173,7 +207,12 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
     INFO(error);
     REQUIRE(applied);
     for (int j = 0; j < tuples_per_policy; ++j) {
-      const net::Probe probe = net::CaseProbe(rng, universe, c);
+      net::Probe probe = net::CaseProbe(rng, universe, c);
+      // fd00:200:: is the subnet-router anycast address of lo's /64: no
+      // socket bound to it hears the reject's ICMPv6 error.
+      while (probe.ingress && probe.addr.Text() == "fd00:200::") {
+        probe = net::CaseProbe(rng, universe, c);
+      }
       const Tuple t = ToTuple(rng, probe);
       const bool allow = IrDecides(compiled->ir, t);
       // The IR against the reference first: a live ruleset that agrees
@@ -185,7 +224,8 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       // A refused ICMPv6 echo waits for its reply in vain: a short first
       // wait (an echo on lo is answered within microseconds; one the
       // counters cannot prove yet is asked again below).
-      Outcome got = Probe(worker, t, IsIcmp6(t) ? 5 : 1000);
+      Worker& from = t.ingress ? peer : worker;
+      Outcome got = Probe(from, t, IsIcmp6(t) ? 5 : 1000);
       // A lost datagram on this loaded machine is asked again, once, with
       // more time; a second timeout fails the test (never a "denied"). So
       // is an answered ICMPv6 echo whose counters moved otherwise (EIO): a
@@ -193,14 +233,15 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       // admin-prohibited late, into this probe's count.
       if (got == Failed(kTimedOut) || (IsIcmp6(t) && got == Failed(EIO))) {
         ++again;
-        got = Probe(worker, t, 3000);
+        got = Probe(from, t, 3000);
       }
       const Outcome want = allow ? kOk : Denied(t);
-      INFO("op " << static_cast<int>(t.op) << " " << t.address << " port " << t.port << ": live "
-                 << got.Describe());
+      INFO("op " << static_cast<int>(t.op) << (t.ingress ? " from " + t.source : "") << " to "
+                 << t.address << " port " << t.port << ": live " << got.Describe());
       REQUIRE(got == want);
       ++probes;
       allowed += allow;
+      inwards[allow] += t.ingress;
       if (t.address.find(':') != std::string::npos && t.address.find('.') == std::string::npos) {
         (t.proto == ir::Protocol::kUdp    ? udp6
          : t.proto == ir::Protocol::kIcmp ? icmp6
@@ -215,8 +256,9 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       "%d with address classes), %d probes (%d allowed, %d asked again), %.1f s\n",
       static_cast<unsigned long long>(seed), policies, awkward, across_extends, with_classes,
       probes, allowed, again, seconds);
-  std::printf("  IPv6 (allowed/probes): tcp %d/%d, udp %d/%d, icmp %d/%d\n", tcp6[1],
-              tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1], icmp6[0] + icmp6[1]);
+  std::printf("  IPv6 (allowed/probes): tcp %d/%d, udp %d/%d, icmp %d/%d; ingress %d/%d\n",
+              tcp6[1], tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1],
+              icmp6[0] + icmp6[1], inwards[1], inwards[0] + inwards[1]);
   CHECK(with_classes > 0);
   CHECK(allowed > probes / 20);  // IPv6 probes, half of them, are seldom allowed
   CHECK(allowed < probes * 9 / 10);
