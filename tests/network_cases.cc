@@ -42,6 +42,8 @@ int Bits(const Addr& a) { return a.v6 ? 128 : 32; }
 const uint8_t kMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
 const uint8_t kNat64[12] = {0, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
 const uint8_t kCompat[12] = {};
+// Beside the mapped block: ::fffe:a.b.c.d, which only an IPv6 rule covers.
+const uint8_t kNearMapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xfe};
 
 // An IPv4 address (or block) in an IPv6 form: kMapped, kNat64 or kCompat.
 Addr InForm(const Addr& v4, const uint8_t (&form)[12]) {
@@ -132,6 +134,15 @@ std::vector<std::pair<uint16_t, uint16_t>> RandomPorts(Rng& rng, const Universe&
 
 Proto RandomProto(Rng& rng) { return static_cast<Proto>(Pick(rng, 0, 3)); }
 
+// An IPv6 block over or beside the mapped space (::ffff:0:0/96).
+Peer AroundMappedPeer(Rng& rng) {
+  static const char* const kNets[] = {"::ffff:0:0", "::ffff:0:0", "::ffff:128.0.0.0", "::",
+                                      "::fffe:0:0", "::ffff:0:0"};
+  static const int kLengths[] = {95, 97, 97, 80, 96, 96};
+  const int i = Pick(rng, 0, 5);
+  return PrefixPeer({Parse(kNets[i]), kLengths[i]});
+}
+
 // Any peer of the universe, as the rules write them.
 Peer RandomPeer(Rng& rng, const Universe& u) {
   const int kind = Pick(rng, 0, 11);
@@ -144,6 +155,7 @@ Peer RandomPeer(Rng& rng, const Universe& u) {
                                 : RandomBlock(rng, u, v6, 0, max);
   if (kind == 2) return PrefixPeer(InForm(p, kMapped));
   if (kind == 3) return PrefixPeer(InForm(p, kNat64));
+  if (kind == 11 && Coin(rng, 2)) return AroundMappedPeer(rng);
   return PrefixPeer(p);
 }
 
@@ -362,7 +374,20 @@ Pair Directions(Rng& rng, const Universe& u) {
   return p;
 }
 
-constexpr int kKinds = 10;
+// IPv6 blocks over (or beside) the mapped space, which covers IPv4 through
+// the mapped form, against an IPv4 block of the other verdict.
+Pair AroundMapped(Rng& rng, const Universe& u) {
+  Pair p;
+  p.kind = "an IPv6 block over the mapped space";
+  p.a.peers = {AroundMappedPeer(rng)};
+  p.b.peers = {Coin(rng, 4) ? KindPeer(PeerKind::kAny)
+                            : PrefixPeer(RandomBlock(rng, u, false, 0, u.v4_bits))};
+  p.a.allow = Coin(rng, 2);
+  p.b.allow = !p.a.allow;
+  return p;
+}
+
+constexpr int kKinds = 11;
 
 Pair AwkwardPair(Rng& rng, const Universe& u, int kind) {
   Pair p;
@@ -376,7 +401,8 @@ Pair AwkwardPair(Rng& rng, const Universe& u, int kind) {
     case 6: p = Nat64(rng, u); break;
     case 7: return Ports(rng, u);
     case 8: return Protocols(rng, u);
-    default: return Directions(rng, u);
+    case 9: return Directions(rng, u);
+    default: p = AroundMapped(rng, u); break;
   }
   p.a.ingress = p.b.ingress = PairIngress(rng, u);
   SharedProtoPorts(rng, u, &p.a, &p.b);
@@ -395,7 +421,7 @@ bool InUniverse(const Universe& u, const Addr& a) {
 // The IPv4 block an IPv6 form (mapped, NAT64, compatible) stands for.
 bool AsV4(const Prefix& p, Prefix* v4) {
   if (!p.net.v6 || p.length < 96) return false;
-  for (const auto* form : {&kMapped, &kNat64, &kCompat}) {
+  for (const auto* form : {&kMapped, &kNat64, &kCompat, &kNearMapped}) {
     if (std::memcmp(p.net.b.data(), *form, 12) == 0) {
       v4->net = Addr{};
       std::memcpy(v4->net.b.data(), p.net.b.data() + 12, 4);
@@ -431,6 +457,11 @@ void AddEdges(Rng& rng, const Universe& u, const Peer& peer, std::vector<Addr>* 
     out->push_back(Host(rng, u, p.net.v6));
     return;
   }
+  if (p.net.v6 && p.length < 96) {  // wider than an IPv4 form: over the mapped space?
+    out->push_back(Host(rng, u, false));
+    out->push_back(InForm(Host(rng, u, false), kNearMapped));
+    return;
+  }
   const int host = Bits(p.net) - p.length;
   const uint32_t span = host >= 32 ? ~uint32_t{0} : (uint32_t{1} << host) - 1;
   const uint32_t first = Low(p.net), last = first + span;
@@ -452,6 +483,7 @@ std::vector<Addr> WithForms(const Universe& u, const std::vector<Addr>& addrs) {
     out.push_back(InForm(a, kMapped));
     if (u.nat64_probes) out.push_back(InForm(a, kNat64));
     if (u.compat_probes) out.push_back(InForm(a, kCompat));
+    if (u.near_mapped_probes) out.push_back(InForm(a, kNearMapped));
   }
   return out;
 }
@@ -796,10 +828,15 @@ Probe RandomProbe(Rng& rng, const Universe& u) {
   } else if (family == 18) {
     p.addr = Parse(Coin(rng, 2) ? "127.0.0.1" : "::1");
   } else {
-    const bool nat64 = u.nat64_probes && (!u.compat_probes || Coin(rng, 2));
+    // One of the other IPv6 forms of an IPv4 address the universe probes.
+    std::vector<const uint8_t(*)[12]> forms;
+    if (u.nat64_probes) forms.push_back(&kNat64);
+    if (u.compat_probes) forms.push_back(&kCompat);
+    if (u.near_mapped_probes) forms.push_back(&kNearMapped);
     p.addr = Host(rng, u, false);
-    if (nat64) p.addr = InForm(p.addr, kNat64);
-    if (!nat64 && u.compat_probes) p.addr = InForm(p.addr, kCompat);
+    if (!forms.empty()) {
+      p.addr = InForm(p.addr, *forms[Pick(rng, 0, static_cast<int>(forms.size()) - 1)]);
+    }
   }
   if (p.proto == Proto::kIcmp && !IcmpProbes(u, p)) p.proto = Proto::kTcp;
   p.port = p.proto == Proto::kIcmp ? 0 : RandomPort(rng, u, p.ingress);

@@ -1,8 +1,8 @@
 // Random network sections for the property and differential tests, written
 // as Ward source, that contain the awkward cases on purpose: two rules of
 // opposite verdicts that overlap (a deny inside an allow and the reverse,
-// equal CIDRs, `any`, `loopback`, IPv4-mapped and NAT64 forms, port ranges
-// overlapping in part, an omitted protocol against tcp/udp/icmp, egress
+// equal CIDRs, `any`, `loopback`, IPv4-mapped, NAT64 and IPv4-compatible
+// forms, IPv6 blocks over the mapped space, port ranges overlapping in part, an omitted protocol against tcp/udp/icmp, egress
 // against ingress), placed in one policy in either order or across
 // `extends` (base and derived either way round, a chain of two bases, a
 // base reached twice), with the policies in either order in the file and
@@ -43,6 +43,7 @@ struct Universe {
   bool ingress_probes = true;
   bool nat64_probes = true;    // probes to 64:ff9b::a.b.c.d
   bool compat_probes = true;   // probes to ::a.b.c.d
+  bool near_mapped_probes = true;  // probes to ::fffe:a.b.c.d (beside the mapped block)
   bool icmp_mapped = true;     // ICMP probes to ::ffff:a.b.c.d
   bool icmp_ingress = true;    // ICMP probes inwards
 };
@@ -105,8 +106,8 @@ struct Case {
 bool Reference(const std::vector<Rule>& rules, const Probe& p);
 
 // Case `index` of a run: three in four hold an awkward pair, the kind
-// cycling with the index so that indexes 0-13 already hold every kind
-// (there are ten), placed and ordered at random, beside 0-5 random rules; the
+// cycling with the index so that indexes 0-14 already hold every kind
+// (there are eleven), placed and ordered at random, beside 0-5 random rules; the
 // fourth holds random rules only. `max_filler` bounds the random rules.
 Case RandomCase(Rng& rng, const Universe& u, int index, int max_filler = 5);
 

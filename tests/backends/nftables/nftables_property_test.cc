@@ -45,7 +45,7 @@ const std::vector<uint16_t> kWorkloadPorts = {7000, 7022, 7053, 7080, 7443, 7500
 
 // Rules and probes meet inside 10.200.0.0/22 and fd00:200::/118, on the
 // servers' ports; beside them loopback, the IPv4-mapped forms and the NAT64
-// and IPv4-compatible ones (routed to `lo` below). An ICMP echo to an
+// and IPv4-compatible ones and ::fffe:a.b.c.d (routed to `lo` below). An ICMP echo to an
 // IPv4-mapped address is no IPv4 echo: those probes are tcp or udp. So are
 // ingress probes: an echo request has no socket for `socket cgroupv2` to
 // find, the cgroup scope cannot refuse it (nftables_enforce_test.cc).
@@ -171,16 +171,18 @@ Outcome Probe(Worker& w, const Tuple& t, int timeout_ms) {
 TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]") {
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("WARD_SEED")) seed = std::strtoull(s, nullptr, 10);
-  int policies = 28;  // two rounds of the ten awkward kinds (network_cases.h) and more
+  int policies = 28;  // the eleven awkward kinds, most of them twice (network_cases.h) and more
   if (const char* n = std::getenv("WARD_PROPERTY_POLICIES")) policies = std::atoi(n);
   const int tuples_per_policy = 160;
   INFO("seed " << seed << " (replay: WARD_SEED=" << seed << ")");
   Rng rng(seed);
   const net::Universe universe = Universe();
   TestNetns ns;
-  // The NAT64 and IPv4-compatible forms reach the namespace's servers too.
+  // The NAT64, IPv4-compatible and ::fffe:a.b.c.d forms reach the
+  // namespace's servers too.
   REQUIRE(ns.Sh("ip -6 route add local 64:ff9b::/96 dev lo && "
-                "ip -6 route add local ::/96 dev lo") == 0);
+                "ip -6 route add local ::/96 dev lo && "
+                "ip -6 route add local ::fffe:0:0/96 dev lo") == 0);
   REQUIRE(ns.Sh("sysctl -qw net.ipv4.ip_nonlocal_bind=1 net.ipv6.ip_nonlocal_bind=1") == 0);
   TestCgroup cgroup("diff"), peers("diff-peers");
   Worker worker(cgroup.path()), peer(peers.path());
