@@ -696,13 +696,17 @@ bool Reference(const std::vector<Rule>& rules, const Probe& p) {
 
 // ---- cases and probes -----------------------------------------------------------
 
-Case RandomCase(Rng& rng, const Universe& u, int index, int max_filler) {
+Case RandomCase(Rng& rng, const Universe& u, int index, const std::string& target) {
+  constexpr int max_filler = 5;
   Case c;
+  c.target = target;
   const bool awkward = index % 4 != 3;
   const int k = index / 4 * 3 + index % 4;  // the index among the awkward cases
   const Placement placement = static_cast<Placement>(Pick(rng, 0, kPlacements - 1));
   std::vector<PolicyDraft> drafts = Drafts(awkward ? placement : Coin(rng, 2) ? kSameAB : kBaseA);
-  auto draft = [&](const std::string& name) -> PolicyDraft& {
+  drafts.back().name = target;  // "diff" in Drafts()
+  auto draft = [&](std::string name) -> PolicyDraft& {
+    if (name == "diff") name = target;
     for (PolicyDraft& d : drafts) {
       if (d.name == name) return d;
     }

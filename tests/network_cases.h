@@ -89,7 +89,7 @@ struct Probe {
 
 struct Case {
   std::string text;         // the file; the policy to compile is `target`
-  std::string target = "diff";
+  std::string target;
   std::string shape;        // which awkward case and where, for failure reports
   std::vector<Rule> rules;  // every rule `target` reaches (its own and its bases')
   // The awkward pair's edges (empty without one): the first and last
@@ -108,8 +108,8 @@ bool Reference(const std::vector<Rule>& rules, const Probe& p);
 // Case `index` of a run: three in four hold an awkward pair, the kind
 // cycling with the index so that indexes 0-14 already hold every kind
 // (there are eleven), placed and ordered at random, beside 0-5 random rules; the
-// fourth holds random rules only. `max_filler` bounds the random rules.
-Case RandomCase(Rng& rng, const Universe& u, int index, int max_filler = 5);
+// fourth holds random rules only. `target` names the policy to compile.
+Case RandomCase(Rng& rng, const Universe& u, int index, const std::string& target = "diff");
 
 // A probe anywhere in the universe (both families, loopback, the mapped
 // and, as the universe allows, NAT64 and compatible forms).
