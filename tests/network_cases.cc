@@ -136,8 +136,8 @@ Proto RandomProto(Rng& rng) { return static_cast<Proto>(Pick(rng, 0, 3)); }
 
 // An IPv6 block over or beside the mapped space (::ffff:0:0/96).
 Peer AroundMappedPeer(Rng& rng) {
-  static const char* const kNets[] = {"::ffff:0:0", "::ffff:0:0", "::ffff:128.0.0.0", "::",
-                                      "::fffe:0:0", "::ffff:0:0"};
+  static const char* const kNets[] = {"::ffff:0:0", "::ffff:0:0", "::ffff:128.0.0.0",
+                                      "::",         "::fffe:0:0", "::ffff:0:0"};
   static const int kLengths[] = {95, 97, 97, 80, 96, 96};
   const int i = Pick(rng, 0, 5);
   return PrefixPeer({Parse(kNets[i]), kLengths[i]});
@@ -189,8 +189,8 @@ void SharedProtoPorts(Rng& rng, const Universe& u, Rule* a, Rule* b) {
   if (a->proto != Proto::kIcmp && (ports == 1 || ports == 2)) a->ports = list;
   if (b->proto != Proto::kIcmp && (ports == 1 || ports == 3)) {
     // The same list where both name the same ports (directions may differ).
-    b->ports = PortsOf(u, a->ingress) == PortsOf(u, b->ingress) ? list
-                                                                 : RandomPorts(rng, u, b->ingress);
+    b->ports =
+        PortsOf(u, a->ingress) == PortsOf(u, b->ingress) ? list : RandomPorts(rng, u, b->ingress);
   }
 }
 
@@ -238,7 +238,8 @@ Pair Loopback(Rng& rng, const Universe& u) {
   static const char* const kInside[] = {"127.0.0.1", "127.0.0.0", "::1", "127.0.0.0"};
   static const int kLengths[] = {32, 8, 128, 24};
   const int i = Pick(rng, 0, 3);
-  const Peer lo = KindPeer(PeerKind::kLoopback), part = PrefixPeer({Parse(kInside[i]), kLengths[i]});
+  const Peer lo = KindPeer(PeerKind::kLoopback),
+             part = PrefixPeer({Parse(kInside[i]), kLengths[i]});
   switch (Pick(rng, 0, 3)) {
     case 0:  // allow loopback, deny a part of it
       p.a.peers = {lo};
@@ -392,17 +393,36 @@ constexpr int kKinds = 11;
 Pair AwkwardPair(Rng& rng, const Universe& u, int kind) {
   Pair p;
   switch (kind) {
-    case 0: p = Nested(rng, u, true); break;
-    case 1: p = Nested(rng, u, false); break;
-    case 2: p = Equal(rng, u); break;
-    case 3: p = WholeSpace(rng, u); break;
-    case 4: p = Loopback(rng, u); break;
-    case 5: p = Mapped(rng, u); break;
-    case 6: p = Nat64(rng, u); break;
-    case 7: return Ports(rng, u);
-    case 8: return Protocols(rng, u);
-    case 9: return Directions(rng, u);
-    default: p = AroundMapped(rng, u); break;
+    case 0:
+      p = Nested(rng, u, true);
+      break;
+    case 1:
+      p = Nested(rng, u, false);
+      break;
+    case 2:
+      p = Equal(rng, u);
+      break;
+    case 3:
+      p = WholeSpace(rng, u);
+      break;
+    case 4:
+      p = Loopback(rng, u);
+      break;
+    case 5:
+      p = Mapped(rng, u);
+      break;
+    case 6:
+      p = Nat64(rng, u);
+      break;
+    case 7:
+      return Ports(rng, u);
+    case 8:
+      return Protocols(rng, u);
+    case 9:
+      return Directions(rng, u);
+    default:
+      p = AroundMapped(rng, u);
+      break;
   }
   p.a.ingress = p.b.ingress = PairIngress(rng, u);
   SharedProtoPorts(rng, u, &p.a, &p.b);
@@ -469,7 +489,8 @@ void AddEdges(Rng& rng, const Universe& u, const Peer& peer, std::vector<Addr>* 
     const Addr a = WithLow(p.net, x);
     // In 127.0.0.0/8, neither its first address nor its broadcast: no
     // connection reaches those.
-    const bool loopback = !a.v6 && a.b[0] == 127 && (x & 0xffffff) != 0 && (x & 0xffffff) != 0xffffff;
+    const bool loopback =
+        !a.v6 && a.b[0] == 127 && (x & 0xffffff) != 0 && (x & 0xffffff) != 0xffffff;
     if (InUniverse(u, a) || loopback) out->push_back(a);
   }
 }
@@ -589,9 +610,12 @@ std::vector<PolicyDraft> Drafts(Placement placement) {
           {"diff", {"l", "r"}, false, {}}};
 }
 
-const char* const kPlacementNames[] = {
-    "one policy, first rule first", "one policy, second rule first", "base first rule, derived second",
-    "base second rule, derived first", "chain of two bases", "base reached twice (diamond)"};
+const char* const kPlacementNames[] = {"one policy, first rule first",
+                                       "one policy, second rule first",
+                                       "base first rule, derived second",
+                                       "base second rule, derived first",
+                                       "chain of two bases",
+                                       "base reached twice (diamond)"};
 
 }  // namespace
 
@@ -784,7 +808,7 @@ Case RandomCase(Rng& rng, const Universe& u, int index, const std::string& targe
   const int order = Pick(rng, 0, 2);
   if (order == 1) std::reverse(drafts.begin(), drafts.end());
   if (order == 2) std::shuffle(drafts.begin(), drafts.end(), rng);
-  c.shape += order == 0 ? "; bases first in the file"
+  c.shape += order == 0   ? "; bases first in the file"
              : order == 1 ? "; derived first in the file"
                           : "; policies shuffled in the file";
   Lists lists(rng, false);

@@ -2,11 +2,12 @@
 // as Ward source, that contain the awkward cases on purpose: two rules of
 // opposite verdicts that overlap (a deny inside an allow and the reverse,
 // equal CIDRs, `any`, `loopback`, IPv4-mapped, NAT64 and IPv4-compatible
-// forms, IPv6 blocks over the mapped space, port ranges overlapping in part, an omitted protocol against tcp/udp/icmp, egress
-// against ingress), placed in one policy in either order or across
-// `extends` (base and derived either way round, a chain of two bases, a
-// base reached twice), with the policies in either order in the file and
-// the pair's peers and ports split across plain lists, `[...]` and `let`s.
+// forms, IPv6 blocks over the mapped space, port ranges overlapping in
+// part, an omitted protocol against tcp/udp/icmp, egress against ingress),
+// placed in one policy in either order or across `extends` (base and
+// derived either way round, a chain of two bases, a base reached twice),
+// with the policies in either order in the file and the pair's peers and
+// ports split across plain lists, `[...]` and `let`s.
 //
 // Beside the text, every case carries the rules its target policy reaches
 // as plain data, and Reference() decides a probe from those by the letter
@@ -41,11 +42,11 @@ struct Universe {
   // Probes in both directions; without, fewer rules are ingress (some
   // still are: they must decide nothing outgoing).
   bool ingress_probes = true;
-  bool nat64_probes = true;    // probes to 64:ff9b::a.b.c.d
-  bool compat_probes = true;   // probes to ::a.b.c.d
+  bool nat64_probes = true;        // probes to 64:ff9b::a.b.c.d
+  bool compat_probes = true;       // probes to ::a.b.c.d
   bool near_mapped_probes = true;  // probes to ::fffe:a.b.c.d (beside the mapped block)
-  bool icmp_mapped = true;     // ICMP probes to ::ffff:a.b.c.d
-  bool icmp_ingress = true;    // ICMP probes inwards
+  bool icmp_mapped = true;         // ICMP probes to ::ffff:a.b.c.d
+  bool icmp_ingress = true;        // ICMP probes inwards
 };
 
 struct Addr {
@@ -88,7 +89,7 @@ struct Probe {
 };
 
 struct Case {
-  std::string text;         // the file; the policy to compile is `target`
+  std::string text;  // the file; the policy to compile is `target`
   std::string target;
   std::string shape;        // which awkward case and where, for failure reports
   std::vector<Rule> rules;  // every rule `target` reaches (its own and its bases')
@@ -106,13 +107,14 @@ struct Case {
 bool Reference(const std::vector<Rule>& rules, const Probe& p);
 
 // Case `index` of a run: three in four hold an awkward pair, the kind
-// cycling with the index so that indexes 0-14 already hold every kind
-// (there are eleven), placed and ordered at random, beside 0-5 random rules; the
-// fourth holds random rules only. `target` names the policy to compile.
+// cycling with the index so that indexes 0-13 already hold every kind
+// (there are eleven), placed and ordered at random, beside 0-5 random
+// rules; the fourth holds 1-8 random rules only. `target` names the policy
+// to compile.
 Case RandomCase(Rng& rng, const Universe& u, int index, const std::string& target = "diff");
 
 // A probe anywhere in the universe (both families, loopback, the mapped
-// and, as the universe allows, NAT64 and compatible forms).
+// and, as the universe allows, NAT64, compatible and ::fffe: forms).
 Probe RandomProbe(Rng& rng, const Universe& u);
 
 // A probe of `c`: half of them at the awkward pair's edges, when it has one.

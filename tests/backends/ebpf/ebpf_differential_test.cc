@@ -166,8 +166,8 @@ TEST_CASE("live eBPF decisions equal the IR's", "[root]") {
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "ebpf differential: " << probes << " probes (" << unconnected6
-            << " unconnected ICMPv6, " << unconnected6_denied
-            << " of them denied) under " << policies << " policies in " << s << " s\n";
+            << " unconnected ICMPv6, " << unconnected6_denied << " of them denied) under "
+            << policies << " policies in " << s << " s\n";
 }
 
 }  // namespace

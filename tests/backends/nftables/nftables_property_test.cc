@@ -72,7 +72,9 @@ struct Tuple {
 std::string WorkloadAddress(const net::Addr& source) {
   const std::string s = source.Text();
   if (!source.v6) return s.rfind("127.", 0) == 0 ? "127.0.0.1" : "10.255.0.1";
-  if (s.rfind("::ffff:", 0) == 0) return s.rfind("::ffff:127.", 0) == 0 ? "::ffff:127.0.0.1" : "::ffff:10.255.0.1";
+  if (s.rfind("::ffff:", 0) == 0) {
+    return s.rfind("::ffff:127.", 0) == 0 ? "::ffff:127.0.0.1" : "::ffff:10.255.0.1";
+  }
   return s == "::1" ? "::1" : "fd00:200::1";
 }
 
@@ -192,7 +194,7 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
   target.cgroup = cgroup.path();
   const auto start = std::chrono::steady_clock::now();
   int probes = 0, allowed = 0, again = 0, with_classes = 0, awkward = 0, across_extends = 0;
-  int inwards[2] = {};  // ingress probes: [denied, allowed]
+  int inwards[2] = {};                            // ingress probes: [denied, allowed]
   int tcp6[2] = {}, udp6[2] = {}, icmp6[2] = {};  // IPv6 probes: [denied, allowed]
   for (int i = 0; i < policies; ++i) {
     const net::Case c = net::RandomCase(rng, universe, i);
@@ -258,9 +260,9 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       "%d with address classes), %d probes (%d allowed, %d asked again), %.1f s\n",
       static_cast<unsigned long long>(seed), policies, awkward, across_extends, with_classes,
       probes, allowed, again, seconds);
-  std::printf("  IPv6 (allowed/probes): tcp %d/%d, udp %d/%d, icmp %d/%d; ingress %d/%d\n",
-              tcp6[1], tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1],
-              icmp6[0] + icmp6[1], inwards[1], inwards[0] + inwards[1]);
+  std::printf("  IPv6 (allowed/probes): tcp %d/%d, udp %d/%d, icmp %d/%d; ingress %d/%d\n", tcp6[1],
+              tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1], icmp6[0] + icmp6[1],
+              inwards[1], inwards[0] + inwards[1]);
   CHECK(with_classes > 0);
   CHECK(allowed > probes / 20);  // IPv6 probes, half of them, are seldom allowed
   CHECK(allowed < probes * 9 / 10);
