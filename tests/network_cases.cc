@@ -179,11 +179,11 @@ struct Pair {
 // Both rules' direction, where they share one.
 bool PairIngress(Rng& rng, const Universe& u) { return Coin(rng, u.ingress_probes ? 4 : 8); }
 
-// The two rules' protocols and ports: often the same, sometimes not, with
+// The two rules' protocols and ports: mostly the same, sometimes not, with
 // ports only where the protocol takes them.
 void SharedProtoPorts(Rng& rng, const Universe& u, Rule* a, Rule* b) {
   a->proto = RandomProto(rng);
-  b->proto = Coin(rng, 2) ? a->proto : RandomProto(rng);
+  b->proto = Coin(rng, 4) ? RandomProto(rng) : a->proto;
   const int ports = Pick(rng, 0, 3);  // none, same, a only, b only
   const auto list = RandomPorts(rng, u, a->ingress);
   if (a->proto != Proto::kIcmp && (ports == 1 || ports == 2)) a->ports = list;
@@ -218,13 +218,13 @@ Pair Equal(Rng& rng, const Universe& u) {
 }
 
 Pair WholeSpace(Rng& rng, const Universe& u) {
-  const bool v6 = Coin(rng, 3);
   Pair p;
   p.kind = "the whole space";
   const int whole = Pick(rng, 0, 3);
   Peer all = KindPeer(PeerKind::kAny);
-  if (whole == 1) all = PrefixPeer({Addr{}, 0});  // 0.0.0.0/0
+  if (whole == 1) all = PrefixPeer({Addr{}, 0});  // 0.0.0.0/0: IPv4 (and mapped) only
   if (whole == 2) all = PrefixPeer({Parse("::"), 0});
+  const bool v6 = whole != 1 && Coin(rng, 3);
   p.a.peers = {all};
   p.b.peers = {PrefixPeer(RandomBlock(rng, u, v6, 0, UBits(u, v6)))};
   p.a.allow = !Coin(rng, 3);
