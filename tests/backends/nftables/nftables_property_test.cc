@@ -1,17 +1,19 @@
 // [root] Differential test: random policies, written as Ward source
 // (tests/network_cases.h: three in four hold an awkward pair of overlapping
 // rules of opposite verdicts, in one policy or across extends), applied
-// with the nftables enforcer to a cgroup in a fresh network namespace, and
-// thousands of (protocol, address, port) probes, half of them at the
-// awkward pair's edges, from a worker in that cgroup to servers on locally
-// routed addresses (10.200.0.0/16, fd00:200::/64, loopback, and the IPv4
-// ones also as IPv4-mapped, NAT64 and IPv4-compatible IPv6). The IR's
-// decision (NetRules::Decide) must equal the reference's (network_cases.h,
-// reading the generated rules by language/reference.md) and the live
-// outcome: allowed probes get their echo, denied ones fail with the
-// reject's exact errno; anything else (a timeout) fails the test.
-// WARD_SEED=N replays a run; the seed and the policy are printed on
-// failure. WARD_PROPERTY_POLICIES sets the number of policies.
+// with the nftables enforcer to a cgroup (one in four to a uid) in a fresh
+// network namespace, and thousands of (protocol, address, port) probes,
+// half of them at the awkward pair's edges: from a worker in that cgroup
+// (or of that user) to servers on locally routed addresses (10.200.0.0/16,
+// fd00:200::/64, loopback, the IPv4 ones also as IPv4-mapped, NAT64,
+// IPv4-compatible and ::fffe:a.b.c.d IPv6), and inwards from peers to a
+// server in the cgroup. The IR's decision (NetRules::Decide) must equal
+// the reference's (network_cases.h, reading the generated rules by
+// language/reference.md) and the live outcome: allowed probes get their
+// echo, denied ones fail with the reject's exact errno; anything else (a
+// timeout) fails the test. WARD_SEED=N replays a run; the seed and the
+// policy are printed on failure. WARD_PROPERTY_POLICIES sets the number of
+// policies.
 #include <arpa/inet.h>
 
 #include <algorithm>
@@ -189,16 +191,27 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
   TestCgroup cgroup("diff"), peers("diff-peers");
   Worker worker(cgroup.path()), peer(peers.path());
   Server workload(kWorkloadPorts, cgroup.path());
-  enforce::Target target;
-  target.kind = enforce::Target::Kind::kCgroup;
-  target.cgroup = cgroup.path();
+  // One policy in four is applied to a user instead (the uid scope), its
+  // worker in no cgroup of ours; outwards only: that scope cannot refuse
+  // inbound flows by their source (nftables_enforce_test.cc).
+  constexpr int64_t kUid = 12345;
+  Worker user("", kUid);
+  enforce::Target by_cgroup, by_uid;
+  by_cgroup.kind = enforce::Target::Kind::kCgroup;
+  by_cgroup.cgroup = cgroup.path();
+  by_uid.kind = enforce::Target::Kind::kUid;
+  by_uid.uid = kUid;
   const auto start = std::chrono::steady_clock::now();
   int probes = 0, allowed = 0, again = 0, with_classes = 0, awkward = 0, across_extends = 0;
   int inwards[2] = {};                            // ingress probes: [denied, allowed]
   int tcp6[2] = {}, udp6[2] = {}, icmp6[2] = {};  // IPv6 probes: [denied, allowed]
+  int uid_scoped = 0;
   for (int i = 0; i < policies; ++i) {
     const net::Case c = net::RandomCase(rng, universe, i);
-    INFO("policy " << i << " (" << c.shape << "):\n" << c.text);
+    const bool uid_scope = i % 4 == 2;
+    INFO("policy " << i << " (" << c.shape << (uid_scope ? "; uid scope" : "; cgroup scope")
+                   << "):\n"
+                   << c.text);
     auto compiled = CompileCase(c);
     awkward += !c.focus_addrs.empty();
     across_extends += c.text.find(" extends ") != std::string::npos;
@@ -207,14 +220,22 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
     with_classes += compiled->Artifact(".nft").find("_c0 {") != std::string::npos;
     DiagnosticSink sink;
     std::string error;
-    const bool applied = enforce::NftablesEnforcer().Apply(compiled->ir, target, {}, sink, &error);
+    // Re-applied over the previous policy (a new generation), removed
+    // first where the scope changes.
+    bool removed = false;
+    if (i > 0 && uid_scope != ((i - 1) % 4 == 2)) {
+      REQUIRE(enforce::NftablesEnforcer().Remove(c.target, &removed, &error));
+    }
+    const bool applied = enforce::NftablesEnforcer().Apply(
+        compiled->ir, uid_scope ? by_uid : by_cgroup, {}, sink, &error);
     INFO(error);
     REQUIRE(applied);
+    uid_scoped += uid_scope;
     for (int j = 0; j < tuples_per_policy; ++j) {
       net::Probe probe = net::CaseProbe(rng, universe, c);
       // fd00:200:: is the subnet-router anycast address of lo's /64: no
       // socket bound to it hears the reject's ICMPv6 error.
-      while (probe.ingress && probe.addr.Text() == "fd00:200::") {
+      while (probe.ingress && (uid_scope || probe.addr.Text() == "fd00:200::")) {
         probe = net::CaseProbe(rng, universe, c);
       }
       const Tuple t = ToTuple(rng, probe);
@@ -228,7 +249,7 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       // A refused ICMPv6 echo waits for its reply in vain: a short first
       // wait (an echo on lo is answered within microseconds; one the
       // counters cannot prove yet is asked again below).
-      Worker& from = t.ingress ? peer : worker;
+      Worker& from = t.ingress ? peer : uid_scope ? user : worker;
       Outcome got = Probe(from, t, IsIcmp6(t) ? 5 : 1000);
       // A lost datagram on this loaded machine is asked again, once, with
       // more time; a second timeout fails the test (never a "denied"). So
@@ -257,9 +278,9 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf(
       "nftables differential: seed %llu, %d policies (%d with an awkward pair, %d across extends, "
-      "%d with address classes), %d probes (%d allowed, %d asked again), %.1f s\n",
-      static_cast<unsigned long long>(seed), policies, awkward, across_extends, with_classes,
-      probes, allowed, again, seconds);
+      "%d uid-scoped, %d with address classes), %d probes (%d allowed, %d asked again), %.1f s\n",
+      static_cast<unsigned long long>(seed), policies, awkward, across_extends, uid_scoped,
+      with_classes, probes, allowed, again, seconds);
   std::printf("  IPv6 (allowed/probes): tcp %d/%d, udp %d/%d, icmp %d/%d; ingress %d/%d\n", tcp6[1],
               tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1], icmp6[0] + icmp6[1],
               inwards[1], inwards[0] + inwards[1]);
