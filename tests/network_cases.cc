@@ -657,67 +657,6 @@ std::string Probe::Describe() const {
          " port " + std::to_string(port);
 }
 
-// ---- the reference ------------------------------------------------------------
-
-namespace {
-
-// language/reference.md: every rule covers IPv4 and IPv6 as written; an IPv4
-// rule also the IPv4-mapped form, an IPv4 deny also the NAT64 and
-// IPv4-compatible forms; an IPv6 rule covers an IPv4 address through its
-// mapped form.
-bool Covers(const Prefix& p, const Addr& a, bool deny) {
-  if (!p.net.v6) {
-    if (!a.v6) return InPrefix(a.b.data(), p.net.b.data(), p.length);
-    const bool v4_form = std::memcmp(a.b.data(), kMapped, 12) == 0 ||
-                         (deny && (std::memcmp(a.b.data(), kNat64, 12) == 0 ||
-                                   std::memcmp(a.b.data(), kCompat, 12) == 0));
-    return v4_form && InPrefix(a.b.data() + 12, p.net.b.data(), p.length);
-  }
-  const Addr v6 = a.v6 ? a : InForm(a, kMapped);
-  return InPrefix(v6.b.data(), p.net.b.data(), p.length);
-}
-
-bool PeerCovers(const Peer& peer, const Addr& a, bool deny) {
-  switch (peer.kind) {
-    case PeerKind::kAny:
-      return true;
-    case PeerKind::kLoopback:
-      return Covers({Parse("127.0.0.0"), 8}, a, deny) || Covers({Parse("::1"), 128}, a, deny);
-    case PeerKind::kPrefix:
-      return Covers(peer.prefix, a, deny);
-  }
-  return false;
-}
-
-bool Matches(const Rule& r, const Probe& p) {
-  if (r.ingress != p.ingress) return false;
-  const bool ports = !r.ports.empty();
-  if (r.proto == Proto::kOmitted) {
-    if (ports && p.proto == Proto::kIcmp) return false;  // ports: tcp and udp only
-  } else if (r.proto != p.proto) {
-    return false;
-  }
-  if (ports && p.proto != Proto::kIcmp) {
-    bool in = false;
-    for (auto [lo, hi] : r.ports) in |= lo <= p.port && p.port <= hi;
-    if (!in) return false;
-  }
-  for (const Peer& peer : r.peers) {
-    if (PeerCovers(peer, p.addr, !r.allow)) return true;
-  }
-  return false;
-}
-
-}  // namespace
-
-bool Reference(const std::vector<Rule>& rules, const Probe& p) {
-  bool allowed = false, denied = false;
-  for (const Rule& r : rules) {
-    if (Matches(r, p)) (r.allow ? allowed : denied) = true;
-  }
-  return allowed && !denied;
-}
-
 // ---- cases and probes -----------------------------------------------------------
 
 Case RandomCase(Rng& rng, const Universe& u, int index, const std::string& target) {

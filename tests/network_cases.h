@@ -103,7 +103,7 @@ struct Case {
 };
 
 // Allowed iff some allow rule matches and no deny does (language/reference.md
-// § network), each rule read as written.
+// § network), each rule read as written (network_reference.cc).
 bool Reference(const std::vector<Rule>& rules, const Probe& p);
 
 // Case `index` of a run: three in four hold an awkward pair, the kind
