@@ -1,16 +1,22 @@
-// [root] Differential: random policies (Ward source text) and thousands of
-// random (protocol, address, port) tuples in the ranges the test's own
-// namespace routes locally; the IR's decision must equal what the live eBPF
-// programs do, read from the syscall's outcome (0 end to end, or EPERM).
+// [root] Differential: random policies (Ward source text from
+// tests/network_cases.h: most of them hold an awkward pair of overlapping
+// rules of opposite verdicts, in one policy or across extends) and
+// thousands of (protocol, address, port) tuples in the ranges the test's own
+// namespace routes locally, half of them at the pair's edges; the IR's
+// decision must equal the reference's (network_cases.h, over the rules as
+// generated) and what the live eBPF programs do, read from the syscall's
+// outcome (0 end to end, or EPERM).
 // An unconnected ICMPv6 echo has no errno to read (the backstop's drop is
 // not reported to sendto()): its decision is read from the backstop's event,
 // written before sendto() returns, and the namespace's Icmp6InEchos counter.
 // Policies are applied one after another, so every step also exercises the
-// generation flip of a re-apply. WARD_SEED=N replays a run.
+// generation flip of a re-apply. WARD_SEED=N replays a run; the seed and
+// the policy are printed on failure.
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cerrno>
 #include <chrono>
@@ -24,6 +30,7 @@
 
 #include "enforcers/linux/ebpf.h"
 #include "tests/backends/ebpf/ebpf_fixture.h"
+#include "tests/network_cases.h"
 
 #include "tests/root_guard.h"
 namespace ward::test::ebpf {
@@ -31,37 +38,19 @@ namespace {
 
 WARD_SKIP_UNLESS_ROOT("the ebpf differential test");
 
-const char* const kPeers[] = {
-    "10.200.0.0/16",   "10.200.1.0/24",
-    "10.200.1.128/25", "10.200.2.0/23",
-    "10.200.1.7",      "10.200.3.0/24",
-    "10.0.0.0/8",      "any",
-    "fd00::/64",       "fd00::/120",
-    "fd00::80/121",    "fd00::5",
-    "loopback",        "::ffff:10.200.1.0/120",
-};
-const char* const kV4[] = {"10.200.0.1",   "10.200.1.7", "10.200.1.130", "10.200.2.9",
-                           "10.200.3.255", "10.7.0.1",   "10.200.1.128"};
-const char* const kV6[] = {"fd00::5", "fd00::81", "fd00::1:2", "fd00::7f"};
-const char* const kMapped[] = {"::ffff:10.200.1.7", "::ffff:10.200.0.1", "::ffff:10.7.0.1"};
-const char* const kPortLists[] = {"22",    "53",      "443",  "8000-8100",
-                                  "50-90", "22, 443", "9000", "53, 8050"};
-
-std::string RandomPolicy(std::mt19937& rng, int index) {
-  std::ostringstream s;
-  s << "policy ebpfdiff { network {\n";
-  int rules = 1 + static_cast<int>(rng() % 6);
-  for (int i = 0; i < rules; ++i) {
-    s << "  " << (rng() % 10 < 7 ? "allow" : "deny");
-    int proto = static_cast<int>(rng() % 4);  // tcp, udp, icmp, omitted
-    const char* names[] = {" tcp", " udp", " icmp", ""};
-    s << names[proto] << " to " << kPeers[rng() % std::size(kPeers)];
-    if (proto != 2 && rng() % 3 != 0) s << " port " << kPortLists[rng() % std::size(kPortLists)];
-    s << "\n";
-  }
-  s << "} }\n";
-  (void)index;
-  return s.str();
+// Rules and probes meet inside 10.200.0.0/22 and fd00::/118 (fd00::/64 is
+// routed to lo), on the servers' ports; beside them loopback and the IPv6
+// forms of IPv4 addresses (mapped; NAT64, compatible and ::fffe:a.b.c.d
+// routed to lo below). An ICMP echo to an IPv4-mapped address is no IPv4
+// echo: those probes are tcp or udp. The workers only connect out.
+net::Universe Universe() {
+  net::Universe u;
+  u.v6_base = "fd00::";
+  u.ports.assign(std::begin(kPorts), std::end(kPorts));
+  std::sort(u.ports.begin(), u.ports.end());
+  u.ingress_probes = false;
+  u.icmp_mapped = false;
+  return u;
 }
 
 IpPrefix Parse(const Probe& p) {
@@ -76,8 +65,15 @@ TEST_CASE("live eBPF decisions equal the IR's", "[root]") {
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("WARD_SEED")) seed = std::strtoull(s, nullptr, 10);
   std::cout << "ebpf differential: seed " << seed << " (WARD_SEED to replay)\n";
-  std::mt19937 rng(static_cast<uint32_t>(seed));
+  net::Rng rng(seed);
+  const net::Universe universe = Universe();
   Environment env;
+  // The NAT64, IPv4-compatible and ::fffe:a.b.c.d forms reach the servers too.
+  const std::string ip = "ip -n " + env.netns_path().substr(env.netns_path().rfind('/') + 1);
+  REQUIRE(std::system((ip + " -6 route add local 64:ff9b::/96 dev lo && " + ip +
+                       " -6 route add local ::/96 dev lo && " + ip +
+                       " -6 route add local ::fffe:0:0/96 dev lo")
+                          .c_str()) == 0);
   const std::string cg = env.Cgroup("policy");
   Prober in(cg, env.netns_path());
   struct Cleanup {
@@ -94,31 +90,37 @@ TEST_CASE("live eBPF decisions equal the IR's", "[root]") {
   const auto start = std::chrono::steady_clock::now();
   const Op udp_ops[] = {Op::kUdpConnect, Op::kUdpSendto, Op::kUdpSendmsg, Op::kUdpSendmmsg};
   size_t probes = 0;
-  for (int n = 0; n < 12; ++n) {
-    const std::string source = RandomPolicy(rng, n);
-    ir::Policy policy = CompilePolicy(source);
+  const int policies = 14;  // every awkward kind of network_cases.h, most of them once
+  for (int n = 0; n < policies; ++n) {
+    const net::Case c = net::RandomCase(rng, universe, n, "ebpfdiff");
+    const std::string& source = c.text;
+    ir::Policy policy = CompilePolicy(source, c.target);
     if (n % 5 == 4) Remove("ebpfdiff");  // now and then a first apply again
     Apply(policy, cg);
     events = enforce::EbpfEventReader::Open("ebpfdiff", &error);  // a first apply pins anew
     INFO(error);
     REQUIRE(events);
-    for (int t = 0; t < 250; ++t) {
-      int kind = static_cast<int>(rng() % 3);  // tcp, udp, icmp
-      int fam = static_cast<int>(rng() % 3);   // v4, v6, mapped
-      if (kind == 2 && fam == 2) fam = 0;      // no ICMP echo to a mapped address
-      uint16_t port = kind == 2 ? 0 : kPorts[rng() % std::size(kPorts)];
+    for (int t = 0; t < 220; ++t) {
+      const net::Probe probe = net::CaseProbe(rng, universe, c);
+      const std::string text = probe.addr.Text();
+      const uint16_t port = probe.port;
       // ICMPv6 unconnected: kPingSend, decided below by event and counter.
-      Op op = kind == 0   ? Op::kTcp
-              : kind == 1 ? udp_ops[rng() % 4]
-              : fam == 1  ? (rng() % 2 ? Op::kPingSend : Op::kPingConnect)
-                          : (rng() % 2 ? Op::kPing : Op::kPingConnect);
-      Probe p = fam == 0   ? V4(op, kV4[rng() % std::size(kV4)], port)
-                : fam == 1 ? V6(op, kV6[rng() % std::size(kV6)], port)
-                           : V6(op, kMapped[rng() % std::size(kMapped)], port);
-      const ir::Protocol proto = kind == 0   ? ir::Protocol::kTcp
-                                 : kind == 1 ? ir::Protocol::kUdp
-                                             : ir::Protocol::kIcmp;
+      Op op = probe.proto == net::Proto::kTcp   ? Op::kTcp
+              : probe.proto == net::Proto::kUdp ? udp_ops[rng() % 4]
+              : probe.addr.v6                   ? (rng() % 2 ? Op::kPingSend : Op::kPingConnect)
+                                                : (rng() % 2 ? Op::kPing : Op::kPingConnect);
+      Probe p = probe.addr.v6 ? V6(op, text, port) : V4(op, text, port);
+      const ir::Protocol proto = probe.proto == net::Proto::kTcp   ? ir::Protocol::kTcp
+                                 : probe.proto == net::Proto::kUdp ? ir::Protocol::kUdp
+                                                                   : ir::Protocol::kIcmp;
       const bool allowed = policy.network.Decide(ir::Direction::kEgress, proto, Parse(p), port);
+      // The IR against the reference first: a live program that agrees
+      // with a wrong IR would prove nothing.
+      INFO("seed " << seed << ", policy " << n << " (" << c.shape << "):\n"
+                   << source << "probe " << probe.Describe() << ": reference "
+                   << (net::Reference(c.rules, probe) ? "allow" : "deny") << ", IR "
+                   << (allowed ? "allow" : "deny"));
+      REQUIRE(allowed == net::Reference(c.rules, probe));
       char addr[INET6_ADDRSTRLEN];
       inet_ntop(p.v6 ? AF_INET6 : AF_INET, p.addr.data(), addr, sizeof addr);
       Outcome o;
@@ -164,8 +166,8 @@ TEST_CASE("live eBPF decisions equal the IR's", "[root]") {
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::cout << "ebpf differential: " << probes << " probes (" << unconnected6
-            << " unconnected ICMPv6, " << unconnected6_denied
-            << " of them denied) under 12 policies in " << s << " s\n";
+            << " unconnected ICMPv6, " << unconnected6_denied << " of them denied) under "
+            << policies << " policies in " << s << " s\n";
 }
 
 }  // namespace

@@ -399,14 +399,20 @@ uint64_t Snmp6(pid_t pid, const std::string& name) {
   return 0;
 }
 
-ir::Policy CompilePolicy(const std::string& source) {
+ir::Policy CompilePolicy(const std::string& source, const std::string& name) {
   auto front = CheckSource(source);
   INFO(source << "\n" << front->text);
   REQUIRE_FALSE(front->sink.has_errors());
   const ast::File* f = front->program.file(front->program.roots.at(0));
   REQUIRE(f != nullptr);
+  const ast::Policy* policy = &f->policies.back();
+  for (const ast::Policy& p : f->policies) {
+    if (p.name.text == name) policy = &p;
+  }
+  INFO("policy " << name);
+  REQUIRE((name.empty() || policy->name.text == name));
   DiagnosticSink sink;
-  ir::Policy p = ir::Lower(front->program, f->policies.back(), sink);
+  ir::Policy p = ir::Lower(front->program, *policy, sink);
   REQUIRE_FALSE(sink.has_errors());
   return p;
 }

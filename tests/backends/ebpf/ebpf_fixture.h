@@ -82,8 +82,9 @@ class Environment {
 // of the network namespace `pid` is in; REQUIREs it is there.
 uint64_t Snmp6(pid_t pid, const std::string& name);
 
-// Compiles Ward source (its last policy) to the IR; REQUIREs no errors.
-ir::Policy CompilePolicy(const std::string& source);
+// Compiles Ward source (the policy `name`, or its last one) to the IR;
+// REQUIREs no errors.
+ir::Policy CompilePolicy(const std::string& source, const std::string& name = "");
 
 // Applies / removes through the enforcer; REQUIREs success.
 void Apply(const ir::Policy& policy, const std::string& cgroup_dir);

@@ -1,12 +1,18 @@
 // The landlock backend: the ruleset artifact as bytes (golden), what it
 // handles for absent sections, its diagnostics (B3002), determinism, and
-// the JSON round trip the enforcer reads.
+// the JSON round trip the enforcer reads; and, over the awkward cases of
+// tests/network_cases.h, that its TCP port grants never widen the policy.
+#include <arpa/inet.h>
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "backends/landlock/landlock_backend.h"
 #include "backends/landlock/ruleset.h"
 #include "tests/backends/compile_fixture.h"
+#include "tests/network_cases.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -205,6 +211,86 @@ TEST_CASE("landlock: the ABI each right needs") {
         std::vector<std::string>{"scope abstract_unix_socket, scope signal need ABI 6",
                                  "ioctl_dev needs ABI 5", "bind_tcp, connect_tcp need ABI 4",
                                  "truncate needs ABI 3", "refer needs ABI 2"});
+}
+
+// Addresses to try a port grant at: the case's edges, random ones of the
+// universe, and the far ends of both spaces and their special blocks.
+std::vector<net::Addr> Witnesses(net::Rng& rng, const net::Universe& u, const net::Case& c) {
+  std::vector<net::Addr> out = c.focus_addrs;
+  for (int i = 0; i < 48; ++i) out.push_back(net::RandomProbe(rng, u).addr);
+  for (const char* text : {"0.0.0.0", "255.255.255.255", "8.8.8.8", "127.0.0.1", "::", "::1",
+                           "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "2001:db8::1", "fe80::1",
+                           "64:ff9b::808:808", "::808:808", "::fffe:808:808", "::ffff:8.8.8.8"}) {
+    net::Addr a;
+    a.v6 = std::string(text).find(':') != std::string::npos;
+    REQUIRE(inet_pton(a.v6 ? AF_INET6 : AF_INET, text, a.b.data()) == 1);
+    out.push_back(a);
+  }
+  return out;
+}
+
+// Landlock grants a TCP port to every address or to none (README.md § TCP):
+// a port in connect_tcp (bind_tcp) must be allowed to (from) every address
+// the reference is asked about, and a port the reference allows somewhere
+// is granted outright or listed as partial (egress). The reference is the
+// generator's (over the rules as written).
+TEST_CASE("landlock property: TCP port grants hold at every address, over awkward cases") {
+  std::random_device rd;
+  const uint32_t seed = std::getenv("WARD_SEED") ? std::stoul(std::getenv("WARD_SEED")) : rd();
+  net::Rng rng(seed);
+  INFO("seed " << seed << " (rerun with WARD_SEED=" << seed << ")");
+  net::Universe u;
+  u.ports = {22, 53, 80, 443, 1000, 5432, 8000, 8050, 8100, 8101};
+  long granted = 0, partial = 0;
+  for (int round = 0, rounds = Rounds(200); round < rounds; ++round) {
+    const net::Case c = net::RandomCase(rng, u, round);
+    INFO("case " << round << " (" << c.shape << "):\n" << c.text);
+    auto front = CheckSource(c.text);
+    REQUIRE_FALSE(front->sink.has_errors());
+    const ast::File* f = front->program.file(front->program.roots.at(0));
+    const ast::Policy* target = nullptr;
+    for (const ast::Policy& p : f->policies) {
+      if (p.name.text == c.target) target = &p;
+    }
+    REQUIRE(target != nullptr);
+    DiagnosticSink sink;
+    const ir::Policy policy = ir::Lower(front->program, *target, sink);
+    REQUIRE_FALSE(sink.has_errors());
+    ll::Ruleset r;
+    REQUIRE(ll::BuildRuleset(policy, /*partial=*/true, &r, sink));
+    const bool connect = r.handled_access_net & ll::kNetRights[1].bit,
+               bind = r.handled_access_net & ll::kNetRights[0].bit;
+    CHECK(r.connect_tcp.Minus(r.connect_tcp_partial) == r.connect_tcp);
+    const std::vector<net::Addr> witnesses = Witnesses(rng, u, c);
+    std::vector<uint16_t> ports = u.ports;
+    for (uint16_t port : {uint16_t{1}, uint16_t{7}, uint16_t{65535}}) ports.push_back(port);
+    for (uint16_t port : ports) {
+      for (const bool ingress : {false, true}) {
+        const bool everywhere = ingress ? !bind || r.bind_tcp.Contains(port)
+                                        : !connect || r.connect_tcp.Contains(port);
+        bool somewhere = false;
+        for (const net::Addr& a : witnesses) {
+          net::Probe p;
+          p.ingress = ingress;
+          p.proto = net::Proto::kTcp;
+          p.addr = a;
+          p.port = port;
+          const bool allowed = net::Reference(c.rules, p);
+          somewhere |= allowed;
+          INFO((ingress ? "bind" : "connect") << " tcp port " << port << " granted by landlock; "
+                                              << p.Describe() << " is denied");
+          if (everywhere) REQUIRE(allowed);
+        }
+        if (!ingress && somewhere) {
+          INFO("tcp port " << port << " allowed somewhere: granted or partial");
+          CHECK((everywhere || r.connect_tcp_partial.Contains(port)));
+        }
+        granted += everywhere && (ingress ? bind : connect);
+        partial += !ingress && r.connect_tcp_partial.Contains(port);
+      }
+    }
+  }
+  WARN(granted << " ports granted outright, " << partial << " partial, checked at every witness");
 }
 
 }  // namespace
