@@ -322,7 +322,8 @@ void AddNetlinkRules(const GuardOptions& options, const Add& add2) {
   constexpr uint32_t kLastProtocol = 31;  // MAX_LINKS - 1
   const scmp_arg_cmp netlink = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0);
   // All 64 bits, so that it and the last rule never overlap.
-  add2(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), netlink, SCMP_A2(SCMP_CMP_EQ, NETLINK_NETFILTER, 0));
+  add2(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), netlink,
+       SCMP_A2(SCMP_CMP_EQ, NETLINK_NETFILTER, 0));
   const uint32_t first = options.netlink_route ? NETLINK_ROUTE + 1 : NETLINK_ROUTE;
   for (const auto& [lo, hi] : {std::pair<uint32_t, uint32_t>{first, NETLINK_NETFILTER - 1},
                                {NETLINK_NETFILTER + 1, kLastProtocol}}) {

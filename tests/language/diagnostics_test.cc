@@ -1108,8 +1108,9 @@ test.ward:4:19: error[W1008]: expected a netlink protocol (route), found a strin
    |                   ^~~~~~~
 )");
   CHECK(CheckSource("policy p { network { allow netlink generic } }")->codes() == "W1045");
-  CHECK(CheckSource("policy p { network { allow netlink xyz } }")->text.find(
-            "hint: the one netlink protocol a policy grants is `route`") != std::string::npos);
+  CHECK(CheckSource("policy p { network { allow netlink xyz } }")
+            ->text.find("hint: the one netlink protocol a policy grants is `route`") !=
+        std::string::npos);
   // The positive control: route checks clean.
   CHECK(CheckSource("policy p { network { allow netlink route } }")->codes().empty());
 }

@@ -440,9 +440,10 @@ TEST_CASE("aligned blocks cover a range exactly") {
   using Blocks = std::vector<std::pair<uint32_t, uint32_t>>;
   CHECK(sc::AlignedBlocks(5, 5) == Blocks{{5, 0xffffffff}});
   CHECK(sc::AlignedBlocks(0, 11) == Blocks{{0, 0xfffffff8}, {8, 0xfffffffc}});
-  CHECK(sc::AlignedBlocks(0x894c, 0x89ff) ==
-        Blocks{{0x894c, 0xfffffffc}, {0x8950, 0xfffffff0}, {0x8960, 0xffffffe0},
-               {0x8980, 0xffffff80}});
+  CHECK(sc::AlignedBlocks(0x894c, 0x89ff) == Blocks{{0x894c, 0xfffffffc},
+                                                    {0x8950, 0xfffffff0},
+                                                    {0x8960, 0xffffffe0},
+                                                    {0x8980, 0xffffff80}});
   CHECK(sc::AlignedBlocks(0, 0xffffffff) == Blocks{{0, 0}});
   // Against a plain membership test, over every range in a small space.
   for (uint32_t lo = 0; lo < 40; ++lo) {

@@ -13,20 +13,20 @@
 // printing `ready`, for targets that exist only once the run started.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <linux/bpf.h>
 #include <linux/capability.h>
+#include <linux/inet_diag.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
 #include <linux/netfilter.h>
 #include <linux/netfilter/nf_tables.h>
 #include <linux/netfilter/nfnetlink.h>
-#include <linux/inet_diag.h>
 #include <linux/netlink.h>
-#include <linux/rtnetlink.h>
-#include <linux/sock_diag.h>
 #include <linux/perf_event.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
-#include <ifaddrs.h>
+#include <linux/sock_diag.h>
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -804,7 +804,7 @@ int Run(int argc, char** argv) {
   if (attack == "getifaddrs") return need(0), GetIfaddrs();
   if (attack == "if-nameindex") {
     need(0);
-    if_nameindex* list = if_nameindex();
+    struct if_nameindex* list = if_nameindex();
     if (!list) return Fail(errno);
     if_freenameindex(list);
     return Ok();

@@ -12,9 +12,9 @@
 // from /etc/hosts and a granted domain (through a dnsmasq on the loopback
 // of a network namespace of the test's own) still resolve.
 #include <netdb.h>
-#include <sys/mount.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <catch2/catch.hpp>
@@ -222,9 +222,9 @@ print("hosts=%s dns=%s ifaces=%s" % (gai("hosts-only.ward.test"), gai("svc.ward.
       const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
       putenv(const_cast<char*>(std_env.c_str()));
       auto warded = [&](const std::string& name) {
-        return std::vector<std::string>{WARD_BINARY,      "run",         policy, "--policy", name,
-                                        "--dns-server",   "127.0.0.1",   "--dns-port", "53",
-                                        "--",             "/usr/bin/python3", "-c",    probe};
+        return std::vector<std::string>{
+            WARD_BINARY,  "run", policy, "--policy",         name, "--dns-server", "127.0.0.1",
+            "--dns-port", "53",  "--",   "/usr/bin/python3", "-c", probe};
       };
       const int alone = RunTo({"/usr/bin/python3", "-c", probe}, dir + "/alone.out");
       const int plain = RunTo(warded("lookup"), dir + "/lookup.out");
