@@ -553,38 +553,35 @@ int SocketOfFamily(int family) {
 
 // ---- the host's network, as seen from inside ----------------------------------
 
-// Sends one netlink dump request and counts the answers of `type`: ok when
-// there is at least one (the host's links, or its sockets).
-int NetlinkDump(int protocol, const void* request, size_t size, uint16_t type) {
+// Sends one netlink dump request and counts the answers of `type` into
+// *seen; 0, or the errno that stopped it.
+int NetlinkDump(int protocol, const void* request, size_t size, uint16_t type, int* seen) {
   const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
-  if (fd < 0) return Fail(errno);
+  if (fd < 0) return errno;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
+  int err = 0;
   if (sendto(fd, request, size, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    const int err = errno;
-    close(fd);
-    return Fail(err);
+    err = errno;
   }
-  int seen = 0;
   alignas(nlmsghdr) char buf[32768];
-  for (bool done = false; !done;) {
+  for (bool done = err != 0; !done;) {
     ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n < 0) {
-      const int err = errno;
-      close(fd);
-      return Fail(err);
+      err = errno;
+      break;
     }
     for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
       if (h->nlmsg_type == NLMSG_DONE) done = true;
       if (h->nlmsg_type == NLMSG_ERROR) {
-        close(fd);
-        return Fail(-static_cast<nlmsgerr*>(NLMSG_DATA(h))->error);
+        err = -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
+        done = true;
       }
-      seen += h->nlmsg_type == type;
+      *seen += h->nlmsg_type == type;
     }
   }
   close(fd);
-  return seen > 0 ? Ok() : Fail(ENOENT);
+  return err;
 }
 
 // RTM_GETLINK: every interface, as `ip link` lists them.
@@ -597,22 +594,30 @@ int RouteDump() {
   req.h.nlmsg_type = RTM_GETLINK;
   req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
   req.i.ifi_family = AF_UNSPEC;
-  return NetlinkDump(NETLINK_ROUTE, &req, sizeof req, RTM_NEWLINK);
+  int seen = 0;
+  const int err = NetlinkDump(NETLINK_ROUTE, &req, sizeof req, RTM_NEWLINK, &seen);
+  return err ? Fail(err) : seen > 0 ? Ok() : Fail(ENOENT);
 }
 
-// SOCK_DIAG_BY_FAMILY: every IPv4 TCP socket, as `ss -t -a` lists them.
+// SOCK_DIAG_BY_FAMILY: every TCP socket, IPv4 and IPv6, as `ss -t -a`
+// lists them.
 int SockDiag() {
-  struct {
-    nlmsghdr h;
-    inet_diag_req_v2 r;
-  } req{};
-  req.h.nlmsg_len = sizeof req;
-  req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
-  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-  req.r.sdiag_family = AF_INET;
-  req.r.sdiag_protocol = IPPROTO_TCP;
-  req.r.idiag_states = ~0u;
-  return NetlinkDump(NETLINK_SOCK_DIAG, &req, sizeof req, SOCK_DIAG_BY_FAMILY);
+  int seen = 0;
+  for (const uint8_t family : {AF_INET, AF_INET6}) {
+    struct {
+      nlmsghdr h;
+      inet_diag_req_v2 r;
+    } req{};
+    req.h.nlmsg_len = sizeof req;
+    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    req.r.sdiag_family = family;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = ~0u;
+    const int err = NetlinkDump(NETLINK_SOCK_DIAG, &req, sizeof req, SOCK_DIAG_BY_FAMILY, &seen);
+    if (err) return Fail(err);
+  }
+  return seen > 0 ? Ok() : Fail(ENOENT);
 }
 
 // ioctl(SIOCGIFCONF) on a socket of `family`: ok when it lists an interface.
