@@ -1,4 +1,4 @@
-// `ward explain FILE (--connect ... | --listen ... --from ... | --unix ... |
+// `ward explain FILE (--connect ... | --listen ... --from ... | --unix ... | --netlink P |
 // --path ... --access ... | --syscall NAME [--arch A] [--arg N=V]...)`: one
 // decision and the rule behind it.
 #include <charconv>
@@ -18,7 +18,7 @@ struct ExplainFlags {
   std::optional<std::string> policy;
   std::string std_dir;
   OutputFlags output;
-  std::optional<std::string> connect, listen, from, unix_target, path, access, home;
+  std::optional<std::string> connect, listen, from, unix_target, netlink, path, access, home;
   std::vector<std::string> resolve;
   std::optional<std::string> syscall, arch;
   std::vector<std::string> args;
@@ -139,10 +139,10 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
 
 int RunExplain(const ExplainFlags& f) {
   int questions = f.connect.has_value() + f.listen.has_value() + f.unix_target.has_value() +
-                  f.path.has_value() + f.syscall.has_value();
+                  f.netlink.has_value() + f.path.has_value() + f.syscall.has_value();
   if (questions != 1) {
-    std::cerr << "ward explain: give exactly one of --connect, --listen, --unix, --path, "
-                 "--syscall\n";
+    std::cerr << "ward explain: give exactly one of --connect, --listen, --unix, --netlink, "
+                 "--path, --syscall\n";
     return kUsage;
   }
   if (!f.syscall && (f.arch || !f.args.empty())) {
@@ -210,6 +210,8 @@ int RunExplain(const ExplainFlags& f) {
     e = ir::ExplainFlow(loaded->ir, q, &error);
   } else if (f.unix_target) {
     e = ir::ExplainUnix(loaded->ir, *f.unix_target);
+  } else if (f.netlink) {
+    e = ir::ExplainNetlink(loaded->ir, *f.netlink, &error);
   } else if (f.syscall) {
     e = ir::ExplainSyscall(loaded->ir, sq, &error);
   } else {
@@ -240,6 +242,7 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--from", f->from, "the remote address of an ingress connection");
   cmd->add_option("--resolve", f->resolve, "NAME=IP: the address a name resolves to");
   cmd->add_option("--unix", f->unix_target, "a unix socket path or @abstract name");
+  cmd->add_option("--netlink", f->netlink, "a netlink protocol: route, sock_diag, generic, ...");
   cmd->add_option("--path", f->path, "an absolute path");
   cmd->add_option("--access", f->access, "read, write or exec")
       ->check(CLI::IsMember({"read", "write", "exec"}));

@@ -454,6 +454,29 @@ void UnixLines(const std::set<std::string>& before, const std::set<std::string>&
   }
 }
 
+// `+ netlink route`: the workload may read the host's interfaces,
+// addresses and routes (a widening), or no longer.
+void NetlinkLines(const NetRules& old_net, const NetRules& new_net, std::vector<Change>* out) {
+  auto cite = [](const NetRules& net, const std::string& protocol, bool allow,
+                 std::vector<Span>* spans) {
+    for (const NetlinkRule& r : net.netlink_rules) {
+      if (r.protocol == protocol && r.allow == allow) spans->push_back(r.span);
+    }
+    SortSpans(spans);
+  };
+  std::set<std::string> all = old_net.netlink;
+  all.insert(new_net.netlink.begin(), new_net.netlink.end());
+  for (const std::string& protocol : all) {
+    const bool was = old_net.netlink.count(protocol) > 0, is = new_net.netlink.count(protocol) > 0;
+    if (was == is) continue;
+    Change c = MakeChange(DiffSection::kNetwork, is ? ChangeKind::kWidened : ChangeKind::kNarrowed,
+                          std::string(is ? "+ " : "- ") + "netlink " + protocol);
+    cite(old_net, protocol, !is, &c.old_rules);
+    cite(new_net, protocol, is, &c.new_rules);
+    out->push_back(std::move(c));
+  }
+}
+
 }  // namespace
 
 void DiffNetwork(const NetRules& before, const NetRules& after, std::vector<Change>* out) {
@@ -472,6 +495,7 @@ void DiffNetwork(const NetRules& before, const NetRules& after, std::vector<Chan
   }
   UnixLines(before.unix_paths, after.unix_paths, before, after, false, out);
   UnixLines(before.unix_abstract, after.unix_abstract, before, after, true, out);
+  NetlinkLines(before, after, out);
 }
 
 }  // namespace ward::ir::diff_internal

@@ -1,5 +1,6 @@
 #include "compiler/explain.h"
 #include "compiler/fs_names.h"
+#include "language/constants.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -69,6 +70,31 @@ Explanation ExplainUnix(const Policy& policy, const std::string& target) {
   if (!allowed && e.rules.empty()) {
     e.notes.push_back("sockets the workload creates itself stay reachable");
   }
+  return e;
+}
+
+std::optional<Explanation> ExplainNetlink(const Policy& policy, const std::string& protocol,
+                                          std::string* error) {
+  Explanation e;
+  e.query = "netlink " + protocol;
+  if (protocol != "route") {
+    const std::vector<std::string>& names = NetlinkProtocolNames();
+    if (std::find(names.begin(), names.end(), protocol) == names.end()) {
+      *error = "unknown netlink protocol '" + protocol + "' (route, sock_diag, generic, ...)";
+      return std::nullopt;
+    }
+    e.decision = "deny";
+    e.notes.push_back("no rule grants it: ward run refuses every netlink protocol but route");
+    return e;
+  }
+  const bool allowed = policy.network.netlink.count(protocol) > 0;
+  e.decision = allowed ? "allow" : "deny";
+  for (const NetlinkRule& r : policy.network.netlink_rules) {
+    if (r.protocol == protocol && r.allow == allowed) e.rules.push_back(r.span);
+  }
+  e.notes.push_back(allowed ? "the workload reads this host's interfaces, addresses and routes "
+                              "(NETLINK_ROUTE, SIOCGIF* ioctls)"
+                            : "getifaddrs and if_nameindex fail; getaddrinfo still resolves");
   return e;
 }
 

@@ -33,6 +33,10 @@ struct FlowQuery {
 std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& query,
                                        std::string* error);
 Explanation ExplainUnix(const Policy& policy, const std::string& target);
+// Opening a netlink socket of `protocol` ("route", "sock_diag", "generic",
+// ...) under ward run; an unknown name is an error.
+std::optional<Explanation> ExplainNetlink(const Policy& policy, const std::string& protocol,
+                                          std::string* error);
 // `home` is required when the policy has `~` rules (*error says so).
 std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& path, FsRight right,
                                        const std::optional<std::string>& home, std::string* error);

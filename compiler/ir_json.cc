@@ -152,6 +152,7 @@ nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources
   net["egress"] = DirectionJson(policy.network.egress, policy.network.egress_domains);
   net["ingress"] = DirectionJson(policy.network.ingress, policy.network.ingress_domains);
   net["unix"] = {{"paths", policy.network.unix_paths}, {"abstract", policy.network.unix_abstract}};
+  net["netlink"] = policy.network.netlink;
   j["network"] = std::move(net);
   j["syscalls"] = Syscalls(policy.syscalls, sources);
   j["process"] = Process(policy.process);

@@ -319,6 +319,13 @@ std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error, bool
     p.network.unix_paths = StringSet(Field(unix, "paths", "network.unix"), "network.unix.paths");
     p.network.unix_abstract =
         StringSet(Field(unix, "abstract", "network.unix"), "network.unix.abstract");
+    // Absent (an IR written before netlink grants): nothing granted.
+    if (net.contains("netlink")) {
+      p.network.netlink = StringSet(net.at("netlink"), "network.netlink");
+      for (const std::string& protocol : p.network.netlink) {
+        if (protocol != "route") throw Bad{"network.netlink: only \"route\" can be granted"};
+      }
+    }
     p.network.BuildIndex();
 
     if (syscalls) {

@@ -257,13 +257,23 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
         }
         continue;
       }
+      if (r.is_netlink) {
+        for (const ast::Name& n : r.netlink) {
+          ir.netlink_rules.push_back({r.allow, n.text, r.span});
+          if (r.allow) ir.netlink.insert(n.text);
+        }
+        continue;
+      }
       Direction dir =
           r.direction == ast::Direction::kEgress ? Direction::kEgress : Direction::kIngress;
       NetDecision what = WhatRuleNames(r);
       for (const ast::Peer& peer : r.peers) ir.rules.push_back({dir, r.allow, what, peer, r.span});
     }
   }
-  // Unix denies override grants, whatever the order.
+  // Unix and netlink denies override grants, whatever the order.
+  for (const NetlinkRule& r : ir.netlink_rules) {
+    if (!r.allow) ir.netlink.erase(r.protocol);
+  }
   for (const ast::NetworkSection* section : sections) {
     for (const ast::NetRule& r : section->rules) {
       if (!r.is_unix || r.allow) continue;
@@ -364,7 +374,7 @@ const char* ProtocolName(Protocol p) {
 bool NetRules::operator==(const NetRules& o) const {
   return egress == o.egress && ingress == o.ingress && egress_domains == o.egress_domains &&
          ingress_domains == o.ingress_domains && unix_paths == o.unix_paths &&
-         unix_abstract == o.unix_abstract;
+         unix_abstract == o.unix_abstract && netlink == o.netlink;
 }
 
 namespace {

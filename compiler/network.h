@@ -95,6 +95,13 @@ struct UnixRule {
   Span span;
 };
 
+// `allow netlink route` (or deny), kept for provenance.
+struct NetlinkRule {
+  bool allow = true;
+  std::string protocol;  // "route"
+  Span span;
+};
+
 struct NetRules {
   Partition egress;
   Partition ingress;
@@ -105,6 +112,10 @@ struct NetRules {
   std::set<std::string> unix_abstract;  // granted abstract names (without '@')
   std::vector<FlatRule> rules;          // provenance
   std::vector<UnixRule> unix_rules;     // provenance
+  // Granted netlink protocols ("route": the host's interfaces, addresses
+  // and routes, which ward run's workload otherwise cannot read).
+  std::set<std::string> netlink;
+  std::vector<NetlinkRule> netlink_rules;  // provenance
 
   // Canonical equality: provenance is ignored.
   bool operator==(const NetRules& o) const;

@@ -37,6 +37,7 @@ right       : READ | WRITE | EXEC ;
 // network
 netRule
     : verdict=(ALLOW | DENY) UNIX values                                   # unixRule
+    | verdict=(ALLOW | DENY) NETLINK values                                # netlinkRule
     | verdict=(ALLOW | DENY) direction=(EGRESS | INGRESS)? protocol=(TCP | UDP | ICMP)?
       (peer=(TO | FROM) peers=values)? ((PORT | PORTS) ports=values)?      # flowRule
     ;
@@ -79,7 +80,7 @@ list        : '[' (value (',' value)* ','?)? ']' ;
 word
     : WORD | WARD | IMPORT | LET | GROUP | ABSTRACT | POLICY | EXTENDS
     | DESCRIPTION | LABELS | FILESYSTEM | NETWORK | SYSCALLS | PROCESS | LIMITS
-    | TARGET | ALLOW | DENY | READ | WRITE | EXEC | UNIX | EGRESS | INGRESS
+    | TARGET | ALLOW | DENY | READ | WRITE | EXEC | UNIX | NETLINK | EGRESS | INGRESS
     | TCP | UDP | ICMP | TO | FROM | PORT | PORTS | ANY | LOOPBACK | ARCH
     | DEFAULT | KILL | KILL_THREAD | TRAP | LOG | NOTIFY | ERRNO
     | NO_NEW_PRIVILEGES | CAPABILITIES | DROP | KEEP | USER | ENV
@@ -106,6 +107,7 @@ READ        : 'read' ;
 WRITE       : 'write' ;
 EXEC        : 'exec' ;
 UNIX        : 'unix' ;
+NETLINK     : 'netlink' ;
 EGRESS      : 'egress' ;
 INGRESS     : 'ingress' ;
 TCP         : 'tcp' ;

@@ -84,6 +84,7 @@ struct NetRule {
   Span span;
   bool allow = true;
   bool is_unix = false;
+  bool is_netlink = false;  // `allow netlink route`: raw_peers holds the protocols
   Direction direction = Direction::kEgress;
   Span direction_span;  // invalid when the direction is implicit
   Protocol protocol = Protocol::kAll;
@@ -97,6 +98,7 @@ struct NetRule {
   std::vector<Peer> peers;
   std::vector<PortRange> ports;  // empty = every port
   std::vector<UnixSocket> sockets;
+  std::vector<Name> netlink;  // the protocols: "route"
 };
 
 struct NetworkSection {

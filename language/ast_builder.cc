@@ -192,6 +192,12 @@ class Builder {
       r.raw_peers = Values(u->values());
       return r;
     }
+    if (auto* n = dynamic_cast<WardParser::NetlinkRuleContext*>(c)) {
+      r.allow = n->verdict->getType() == WardParser::ALLOW;
+      r.is_netlink = true;
+      r.raw_peers = Values(n->values());
+      return r;
+    }
     auto* f = dynamic_cast<WardParser::FlowRuleContext*>(c);
     r.allow = f->verdict->getType() == WardParser::ALLOW;
     if (f->direction) {

@@ -89,6 +89,10 @@ void Checker::CheckNetwork(ast::NetworkSection& section) {
       CheckUnixRule(rule);
       continue;
     }
+    if (rule.is_netlink) {
+      CheckNetlinkRule(rule);
+      continue;
+    }
     CheckPeers(rule);
     CheckPorts(rule);
   }
@@ -126,6 +130,37 @@ void Checker::CheckUnixRule(ast::NetRule& rule) {
       continue;
     }
     if (NormalisePath(atom, &path)) rule.sockets.push_back({false, path, atom.span});
+  }
+}
+
+// Only NETLINK_ROUTE can be granted: what the others show or change (the
+// host's sockets, devices, firewall, audit log) no sandbox needs, and ward
+// run's guard refuses them whatever the policy says.
+void Checker::CheckNetlinkRule(ast::NetRule& rule) {
+  std::vector<ast::Atom> protocols = Expand(rule.raw_peers);
+  if (protocols.empty()) ReportEmpty(rule.span, "netlink protocols");
+  for (const ast::Atom& atom : protocols) {
+    if (atom.kind != ast::ValueKind::kWord) {
+      sink_.Error(Code::kTypeMismatch, atom.span,
+                  "expected a netlink protocol (route), found " + DescribeAtom(atom));
+      continue;
+    }
+    if (atom.text == "route") {
+      rule.netlink.push_back({atom.text, atom.span});
+      continue;
+    }
+    const std::vector<std::string>& names = NetlinkProtocolNames();
+    const bool known = std::find(names.begin(), names.end(), atom.text) != names.end();
+    if (known) {
+      sink_.Error(Code::kUnknownNetlink, atom.span,
+                  "netlink protocol '" + atom.text + "' is never granted",
+                  "only `route` is; ward run refuses every other netlink protocol");
+    } else {
+      const std::string close = ClosestMatch(atom.text, names);
+      sink_.Error(Code::kUnknownNetlink, atom.span, "unknown netlink protocol '" + atom.text + "'",
+                  close == "route" ? "did you mean `route`?"
+                                   : "the one netlink protocol a policy grants is `route`");
+    }
   }
 }
 

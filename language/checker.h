@@ -54,6 +54,7 @@ class Checker {
   bool NormalisePath(const ast::Atom& atom, std::string* out);
   void CheckNetwork(ast::NetworkSection& section);
   void CheckUnixRule(ast::NetRule& rule);
+  void CheckNetlinkRule(ast::NetRule& rule);
   void CheckPeers(ast::NetRule& rule);
   void CheckPorts(ast::NetRule& rule);
   bool CheckDomain(const ast::Atom& atom, ast::Peer* peer);

@@ -65,6 +65,7 @@ enum class Code {
   kEmptyList,          // W1042
   kSyscallConflict,    // W1043 (found while lowering to the IR)
   kArgOrderDiffers,    // W1044
+  kUnknownNetlink,     // W1045
   // B3xxx: a backend cannot compile the policy as asked.
   kUnenforcedSection,  // B3001 (a section no chosen target enforces)
   kCannotExpress,      // B3002 (the target cannot express a rule exactly)

@@ -324,4 +324,13 @@ std::string ClosestMatch(std::string_view name, const std::vector<std::string>& 
   return best;
 }
 
+const std::vector<std::string>& NetlinkProtocolNames() {
+  static const std::vector<std::string> kNames = {
+      "route",          "usersock", "firewall",      "sock_diag", "nflog",     "xfrm",   "selinux",
+      "iscsi",          "audit",    "fib_lookup",    "connector", "netfilter", "ip6_fw", "dnrtmsg",
+      "kobject_uevent", "generic",  "scsitransport", "ecryptfs",  "rdma",      "crypto", "smc",
+      "inet_diag"};
+  return kNames;
+}
+
 }  // namespace ward

@@ -21,6 +21,11 @@ std::optional<int> LookupErrno(std::string_view name);
 // The capability number for "CAP_SYS_ADMIN", or nullopt.
 std::optional<int> LookupCapability(std::string_view name);
 
+// The netlink protocols by their NETLINK_* names, lower-cased without the
+// prefix ("route", "sock_diag", "generic", ...): `allow netlink` grants
+// "route" only, and names the others to say so.
+const std::vector<std::string>& NetlinkProtocolNames();
+
 // Candidates for "did you mean" hints.
 std::vector<std::string> ConstantNames();
 std::vector<std::string> ErrnoNames();

@@ -298,7 +298,57 @@ class Builder {
   std::vector<std::string> added_;  // multiplexers given their rule first
 };
 
+// The socket ioctls ward run's guard refuses without `allow netlink route`
+// (linux/sockios.h, linux/wireless.h), inclusive.
+constexpr std::pair<uint32_t, uint32_t> kNetworkIoctls[] = {
+    {0x8908, 0x894a}, {0x894c, 0x89ff}, {0x8b00, 0x8bff}};
+
+// socket(AF_NETLINK, type, protocol): NETLINK_ROUTE passes when granted,
+// NETLINK_NETFILTER is refused with EPERM (the host's firewall, even under
+// a policy that keeps CAP_NET_ADMIN), every other protocol with
+// EPROTONOSUPPORT, as from a kernel that lacks it: NETLINK_SOCK_DIAG (the
+// host's sockets, as ss lists them), NETLINK_GENERIC (nl80211, ethtool,
+// tcp_metrics: the host's devices and peers), NETLINK_USERSOCK (messages
+// to the host's processes), NETLINK_KOBJECT_UEVENT, NETLINK_XFRM,
+// NETLINK_AUDIT (libaudit's callers take EPROTONOSUPPORT as "no audit in
+// this kernel" and go on; EPERM would make them abort) and the rest. The
+// family is compared on all 64 bits (upper bits set: above AF_PACKET,
+// refused before), the protocol (an int) on the low 32 bits; anything
+// above the kernel's last protocol (31) on all 64, so a protocol with
+// upper bits set is refused whatever the low ones, NETLINK_ROUTE and
+// NETLINK_NETFILTER included (no C library sets them).
+template <typename Add>
+void AddNetlinkRules(const GuardOptions& options, const Add& add2) {
+  constexpr uint32_t kLastProtocol = 31;  // MAX_LINKS - 1
+  const scmp_arg_cmp netlink = SCMP_A0(SCMP_CMP_EQ, AF_NETLINK, 0);
+  // All 64 bits, so that it and the last rule never overlap.
+  add2(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), netlink,
+       SCMP_A2(SCMP_CMP_EQ, NETLINK_NETFILTER, 0));
+  const uint32_t first = options.netlink_route ? NETLINK_ROUTE + 1 : NETLINK_ROUTE;
+  for (const auto& [lo, hi] : {std::pair<uint32_t, uint32_t>{first, NETLINK_NETFILTER - 1},
+                               {NETLINK_NETFILTER + 1, kLastProtocol}}) {
+    for (const auto& [value, mask] : AlignedBlocks(lo, hi)) {
+      add2(SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), netlink,
+           SCMP_A2(SCMP_CMP_MASKED_EQ, mask, value));
+    }
+  }
+  add2(SCMP_ACT_ERRNO(EPROTONOSUPPORT), SCMP_SYS(socket), netlink,
+       SCMP_A2(SCMP_CMP_GT, kLastProtocol, 0));
+}
+
 }  // namespace
+
+std::vector<std::pair<uint32_t, uint32_t>> AlignedBlocks(uint32_t lo, uint32_t hi) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (uint64_t at = lo; at <= hi;) {
+    uint64_t size = 1;
+    // The largest block aligned at `at` that ends within [lo, hi].
+    while (size < (1ULL << 32) && at % (size * 2) == 0 && at + size * 2 - 1 <= hi) size *= 2;
+    out.push_back({static_cast<uint32_t>(at), static_cast<uint32_t>(~(size - 1))});
+    at += size;
+  }
+  return out;
+}
 
 uint32_t AuditArch(Arch arch) {
   return seccomp_arch_resolve_name(std::string(ArchName(arch)).c_str());
@@ -324,7 +374,7 @@ uint32_t RetValue(const ir::SysAction& action) {
   return SCMP_ACT_KILL_PROCESS;
 }
 
-bool BuildTerminalGuard(std::string* bpf, std::string* error) {
+bool BuildTerminalGuard(const GuardOptions& options, std::string* bpf, std::string* error) {
   FixApiLevel();
   scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
   if (!ctx) {
@@ -335,6 +385,9 @@ bool BuildTerminalGuard(std::string* bpf, std::string* error) {
   auto add = [&](uint32_t action, int nr, unsigned count, scmp_arg_cmp cmp) {
     if (rc == 0)
       rc = count ? seccomp_rule_add(ctx, action, nr, 1, cmp) : seccomp_rule_add(ctx, action, nr, 0);
+  };
+  auto add2 = [&](uint32_t action, int nr, scmp_arg_cmp a, scmp_arg_cmp b) {
+    if (rc == 0) rc = seccomp_rule_add(ctx, action, nr, 2, a, b);
   };
   // ioctl's command and the modes are unsigned ints: the kernel ignores the
   // upper half.
@@ -363,15 +416,23 @@ bool BuildTerminalGuard(std::string* bpf, std::string* error) {
   }
   add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_PACKET));
   // Packet sockets see and forge every frame of the host's interfaces; the
-  // language never grants them.
-  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1,
-      SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_PACKET));
-  // Nor does a workload ever configure the host's firewall (nftables,
-  // iptables-nft), even under a policy that keeps CAP_NET_ADMIN.
-  if (rc == 0) {
-    rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 2,
-                          SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, AF_NETLINK),
-                          SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffULL, NETLINK_NETFILTER));
+  // language never grants them. (Compared on all 64 bits, as netlink
+  // below: with upper bits set the family is above AF_PACKET, refused by
+  // the rule above, so no two rules overlap.)
+  add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, AF_PACKET, 0));
+  AddNetlinkRules(options, add2);
+  // The socket ioctls of the interface, route, ARP and device families
+  // (SIOCGIFCONF, SIOCGIFADDR, SIOCGIFHWADDR, SIOCGARP, SIOCETHTOOL, ...,
+  // and their setters) work on any socket, unix ones included, and read
+  // the host's network as NETLINK_ROUTE does: refused with it. Left open:
+  // the socket's own (0x8901-0x8907: owner, SIOCATMARK, SIOCGSTAMP) and
+  // SIOCOUTQNSD (0x894b).
+  if (!options.netlink_route) {
+    for (const auto& [lo, hi] : kNetworkIoctls) {
+      for (const auto& [value, mask] : AlignedBlocks(lo, hi)) {
+        add(SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_MASKED_EQ, mask, value));
+      }
+    }
   }
   // A setuid or setgid bit set by the workload (root in the host's user
   // namespace) on a file it can write would hand root to whoever runs the

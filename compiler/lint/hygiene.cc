@@ -157,6 +157,16 @@ void NetRepeats(const PolicyContext& ctx, Findings& out) {
   }
 }
 
+void NetlinkRepeats(const PolicyContext& ctx, Findings& out) {
+  std::map<std::string, Span> first;
+  for (const ir::NetlinkRule& r : ctx.ir.network.netlink_rules) {
+    const std::string what = std::string(r.allow ? "allow" : "deny") + " of netlink " + r.protocol;
+    auto [it, fresh] = first.emplace(what, r.span);
+    if (fresh || it->second.begin == r.span.begin) continue;
+    Repeat(ctx, out, it->second, r.span, r.span, what);
+  }
+}
+
 void SysRepeats(const PolicyContext& ctx, Findings& out) {
   std::map<std::string, Span> first;
   for (const ast::Policy* p : ctx.order) {
@@ -214,6 +224,7 @@ void LintFileHygiene(const FileContext& ctx, Findings& out) {
 void LintHygiene(const PolicyContext& ctx, Findings& out) {
   FsRepeats(ctx, out);
   NetRepeats(ctx, out);
+  NetlinkRepeats(ctx, out);
   SysRepeats(ctx, out);
 }
 

@@ -356,6 +356,53 @@ void NonIpSocketFamily(const PolicyContext& ctx, Findings& out) {
   }
 }
 
+// L2213: /proc/PID/net readable. A ward run workload shares the host's
+// network namespace, and /proc/net (a link to /proc/self/net) shows the
+// host's sockets, interfaces and routes, which ward run's guard hides from
+// netlink and ioctls (`allow netlink route` or not: the sockets are never
+// granted). No mount can cover every process's net directory; Landlock
+// decides by the grant.
+void ProcNetReadable(const PolicyContext& ctx, Findings& out) {
+  for (const char* path : {"/proc/self/net/tcp", "/proc/1/net/tcp"}) {
+    const ir::FsDecision d = ctx.ir.filesystem.Decide(path, ir::FsRight::kRead, std::nullopt);
+    if (!d.allow || d.rules.empty()) continue;
+    out.Add("L2213", d.rules.back(),
+            "'" + d.pattern +
+                "' lets the workload read /proc/net: under ward run it lists this host's sockets "
+                "(tcp, udp, unix), interfaces (dev) and routes (route)");
+    return;
+  }
+}
+
+// L2214: `allow netlink route` under a syscalls section that refuses
+// netlink sockets (std linux-base does, and a child's allow cannot reopen
+// what a base refuses: the most restrictive rule wins): the grant then
+// opens the interface ioctls only.
+void NetlinkSocketRefused(const PolicyContext& ctx, Findings& out) {
+  if (!ctx.ir.network.netlink.count("route")) return;
+  bool has_syscalls = false;
+  for (const ast::Policy* p : ctx.order) has_syscalls |= p->syscalls.has_value();
+  if (!has_syscalls) return;
+  const ir::SyscallRules& s = ctx.ir.syscalls;
+  for (Arch arch : s.arches) {
+    const std::array<uint64_t, 6> args = {16, 3, 0, 0, 0, 0};  // AF_NETLINK, SOCK_RAW, ROUTE
+    const ir::SysAction a = s.Decide(arch, "socket", args);
+    if (a.kind == ir::SysAction::Kind::kAllow || a.kind == ir::SysAction::Kind::kLog) continue;
+    for (const ir::NetlinkRule& r : ctx.ir.network.netlink_rules) {
+      if (!r.allow) continue;
+      Finding& f = out.Add("L2214", r.span,
+                           "socket() refuses AF_NETLINK (on " + std::string(ArchName(arch)) +
+                               "): the grant opens the interface ioctls only; getifaddrs and "
+                               "if_nameindex still fail");
+      const ir::Region* deciding = s.Find(arch, "socket", args);
+      if (deciding && !deciding->rules.empty()) {
+        AddRelated(f, deciding->rules.back(), "the rule that refuses it");
+      }
+      return;
+    }
+  }
+}
+
 // L2210: unix sockets of host daemons.
 std::string HostDaemon(const ir::UnixRule& r) {
   const std::string& n = r.name;
@@ -409,6 +456,8 @@ void LintNetwork(const PolicyContext& ctx, Findings& out) {
   LinkLocal(ctx, out);
   RawSockets(ctx, out);
   NonIpSocketFamily(ctx, out);
+  ProcNetReadable(ctx, out);
+  NetlinkSocketRefused(ctx, out);
   HostDaemonSocket(ctx, out);
   DenyByDomain(ctx, out);
 }

@@ -91,6 +91,16 @@ const std::vector<RuleInfo>& AllRules() {
        "reach peers that no network rule decides and no address-based layer sees",
        "refuse them: `errno EAFNOSUPPORT socket if arg0 not in [AF_UNIX, AF_INET, AF_INET6]` "
        "(as std linux-base; ward run's guard also does)"},
+      {"L2213", "proc-net-readable", kNet, kW,
+       "/proc/net shows the host's sockets, interfaces and routes to a workload that shares the "
+       "host's network namespace (ward run), past ward run's netlink guard",
+       "grant the /proc files the workload reads (/proc/cpuinfo, /proc/meminfo), not /proc or "
+       "a process's whole directory"},
+      {"L2214", "netlink-socket-refused", kNet, kN,
+       "`allow netlink route` grants what ward run's guard refuses, not what the policy's own "
+       "syscall filter refuses: with netlink sockets refused it opens the interface ioctls only",
+       "let socket() create AF_NETLINK sockets in a policy that does not extend one refusing "
+       "them (std linux-base does), or drop the grant"},
       {"L2301", "persistent-write", kFs, kW,
        "writes to executable or configuration locations outlive the sandbox and run later "
        "outside it",

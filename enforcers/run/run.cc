@@ -182,6 +182,13 @@ std::string StartTime(pid_t pid) {
 // cache is used only when the workload cannot write to it (a policy that
 // grants write on it would let one run choose the next run's filter) and
 // when the file is root's and not writable by others.
+// What the policy grants that the guard refuses otherwise.
+backend::seccomp::GuardOptions GuardOptionsFor(const ir::Policy& policy) {
+  backend::seccomp::GuardOptions options;
+  options.netlink_route = policy.network.netlink.count("route") > 0;
+  return options;
+}
+
 bool LoadOrBuildFilter(RunPlan& plan, DiagnosticSink& sink, std::string* error) {
   const Arch arch = MachineArch();
   bool has_arch = false;
@@ -373,7 +380,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   RunTrace("filter");
   if (options.guard && !options.guard->empty() && options.guard->size() % 8 == 0) {
     plan->guard = *options.guard;
-  } else if (!backend::seccomp::BuildTerminalGuard(&plan->guard, error)) {
+  } else if (!backend::seccomp::BuildTerminalGuard(GuardOptionsFor(policy), &plan->guard, error)) {
     *error = "seccomp: the guard filter: " + *error;
     return nullptr;
   }
@@ -533,7 +540,11 @@ std::string DescribeRun(const RunPlan& plan) {
       << ", " << plan.filter_source << "\n"
       << "   and ward run's guard: ioctl TIOCSTI and TIOCLINUX, packet and netfilter sockets, "
          "setuid and setgid bits refused (EPERM); socket families but unix, inet, inet6 and "
-         "netlink (EAFNOSUPPORT); clone3 (ENOSYS)\n";
+         "netlink (EAFNOSUPPORT); clone3 (ENOSYS)\n"
+      << "   the host's network: netlink protocols but route refused (EPROTONOSUPPORT); "
+      << (plan.policy.network.netlink.count("route")
+              ? "NETLINK_ROUTE and the interface ioctls granted (allow netlink route)\n"
+              : "NETLINK_ROUTE (EPROTONOSUPPORT) and the interface ioctls (EPERM) too\n");
   return out.str();
 }
 

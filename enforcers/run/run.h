@@ -64,9 +64,10 @@ struct RunOptions {
   // policy (the run cache): used as is, and the policy's syscall rules are
   // not read (the run cache leaves them out). Only its architectures are.
   std::optional<std::string> filter;
-  // The guard filter (seccomp::BuildTerminalGuard) for this machine, built
-  // by this build of Ward earlier (the run cache): used as is, instead of
-  // building it again with libseccomp (0.15 ms).
+  // The guard filter (seccomp::BuildTerminalGuard) for this machine and
+  // this policy (its `allow netlink route`), built by this build of Ward
+  // earlier (the run cache): used as is, instead of building it again with
+  // libseccomp (0.15 ms).
   std::optional<std::string> guard;
   // A deny nested in an allow that Landlock cannot carve out (a `**` in
   // it, backends/landlock/README.md): with `partial` the enclosing allow is
@@ -105,8 +106,9 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
 
 // The seccomp filter the plan loads (struct sock_filter[] for this machine).
 const std::string& PlannedFilter(const RunPlan& plan);
-// ward run's guard filter the plan stacks under it (the same for every
-// policy of one build of Ward on one architecture).
+// ward run's guard filter the plan stacks under it (one of two for one
+// build of Ward on one architecture: with or without `allow netlink
+// route`).
 const std::string& PlannedGuard(const RunPlan& plan);
 
 // Each layer and what it will enforce, for `ward run --dry-run`.

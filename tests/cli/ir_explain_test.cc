@@ -84,6 +84,32 @@ TEST_CASE("explain --listen --from, --unix, --connect/icmp") {
         "deny egress icmp to 127.0.0.1\n  no rule matched: denied by default\n");
 }
 
+TEST_CASE("explain --netlink: route as the policy grants it, the other protocols never") {
+  const std::string granted = WriteTemp("nl.ward", R"(policy nl {
+  network {
+    allow netlink route
+  }
+}
+)");
+  CHECK(Ward("explain " + granted + " --netlink route", kStdEnv).out ==
+        "allow netlink route\n  " + granted +
+            ":3:5: allow netlink route\n  note: the workload reads this host's interfaces, "
+            "addresses and routes (NETLINK_ROUTE, SIOCGIF* ioctls)\n");
+  const std::string p = PolicyFile();  // no netlink rule
+  Run none = Ward("explain " + p + " --netlink route --fail-on deny", kStdEnv);
+  CHECK(none.status == 1);
+  CHECK(none.out ==
+        "deny netlink route\n  no rule matched: denied by default\n  note: getifaddrs and "
+        "if_nameindex fail; getaddrinfo still resolves\n");
+  CHECK(Ward("explain " + granted + " --netlink sock_diag", kStdEnv).out ==
+        "deny netlink sock_diag\n  no rule matched: denied by default\n  note: no rule grants "
+        "it: ward run refuses every netlink protocol but route\n");
+  Run unknown = Ward("explain " + granted + " --netlink nosuch", kStdEnv);
+  CHECK(unknown.status == 2);
+  CHECK(unknown.err ==
+        "ward explain: unknown netlink protocol 'nosuch' (route, sock_diag, generic, ...)\n");
+}
+
 TEST_CASE("explain --path: most specific wins; ~ needs --home") {
   std::string p = PolicyFile();
   Run r = Ward("explain " + p + " --path /home/u/.ssh/id --access read --home /home/u", kStdEnv);

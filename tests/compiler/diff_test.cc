@@ -160,6 +160,31 @@ TEST_CASE("diff: unix socket grants by path and by name") {
   } })") == Strings{"+ unix /run/app.sock", "- unix @name", "+ unix @other"});
 }
 
+TEST_CASE("diff: a netlink grant, added (widened) and taken back by a deny (narrowed)") {
+  Loaded none = Load("policy p { network { allow tcp to 10.0.0.1 port 443 } }");
+  Loaded granted = Load(R"(policy p { network {
+    allow tcp to 10.0.0.1 port 443
+    allow netlink route
+  } })");
+  Loaded denied = Load(R"(policy p { network {
+    allow tcp to 10.0.0.1 port 443
+    allow netlink route
+    deny netlink route
+  } })");
+  ir::DiffResult up = ir::Diff(none.ir, granted.ir);
+  REQUIRE(Lines(up) == Strings{"+ netlink route"});
+  CHECK(up.changes[0].section == ir::DiffSection::kNetwork);
+  CHECK(up.changes[0].kind == ir::ChangeKind::kWidened);
+  CHECK(Where(granted, up.changes[0].new_rules) == Strings{"test.ward:3:5"});
+  ir::DiffResult down = ir::Diff(granted.ir, denied.ir);
+  REQUIRE(Lines(down) == Strings{"- netlink route"});
+  CHECK(down.changes[0].kind == ir::ChangeKind::kNarrowed);
+  CHECK(Where(granted, down.changes[0].old_rules) == Strings{"test.ward:3:5"});
+  CHECK(Where(denied, down.changes[0].new_rules) == Strings{"test.ward:4:5"});
+  // Denied is the same meaning as never granted.
+  CHECK(ir::Diff(none.ir, denied.ir).changes.empty());
+}
+
 // ---- named cases: filesystem ----------------------------------------------
 
 TEST_CASE("diff: a deny removed under an allow gives the path and right") {

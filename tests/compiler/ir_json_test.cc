@@ -81,6 +81,7 @@ const char* kRich = R"(policy rich {
     allow ingress tcp from 10.2.0.0/16 port 8080
     allow unix "/run/app.sock"
     allow unix "@abstract-name"
+    allow netlink route
     deny to 255.255.255.255
     allow tcp to ::/0 port 80
   }
@@ -197,6 +198,23 @@ TEST_CASE("FromJson: malformed input is refused with the field named") {
   refused([](json& j) { j["syscalls"]["default"] = {{"action", "errno"}, {"errno", 0}}; }, "errno");
   refused([](json& j) { j["syscalls"]["arches"].push_back("mips"); }, "unknown architecture");
   refused([](json& j) { j["process"]["user"] = {{"uid", -1}, {"gid", 0}}; }, "uid");
+  refused([](json& j) { j["network"]["netlink"] = {"sock_diag"}; },
+          "network.netlink: only \"route\" can be granted");
+  refused([](json& j) { j["network"]["netlink"] = "route"; }, "network.netlink");
+}
+
+TEST_CASE("FromJson: netlink grants, and an IR written before them (none granted)") {
+  Lowered l = LowerText(kRich);
+  CHECK(l.j["network"]["netlink"] == json::array({"route"}));
+  std::string error;
+  auto back = ir::FromJson(l.j, &error);
+  REQUIRE(back);
+  CHECK(back->network.netlink == std::set<std::string>{"route"});
+  json old = l.j;
+  old["network"].erase("netlink");
+  back = ir::FromJson(old, &error);
+  REQUIRE(back);
+  CHECK(back->network.netlink.empty());
 }
 
 TEST_CASE("FromJson: random mutations never crash and never give a partial policy") {

@@ -350,6 +350,28 @@ TEST_CASE("unix socket grants, denies overriding them") {
   CHECK(l.ir.unix_abstract == std::set<std::string>{"ward-test"});
 }
 
+TEST_CASE("netlink grants: route, a deny overriding it whatever the order, across extends") {
+  auto granted = Lower("policy p { network { allow netlink route, route } }", "p");
+  CHECK(granted.ir.netlink == std::set<std::string>{"route"});
+  REQUIRE(granted.ir.netlink_rules.size() == 2u);
+  CHECK(granted.ir.netlink_rules[0].allow);
+  CHECK(granted.ir.netlink_rules[0].protocol == "route");
+  auto denied = Lower("policy p { network { deny netlink route\n allow netlink route } }", "p");
+  CHECK(denied.ir.netlink.empty());
+  CHECK(denied.ir.netlink_rules.size() == 2u);
+  auto child = Lower(R"(abstract policy b { network { deny netlink route } }
+policy p extends b { network { allow netlink route } })",
+                     "p");
+  CHECK(child.ir.netlink.empty());
+  auto inherited = Lower(R"(abstract policy b { network { allow netlink route } }
+policy p extends b { network { allow tcp to 10.0.0.1 port 1 } })",
+                         "p");
+  CHECK(inherited.ir.netlink == std::set<std::string>{"route"});
+  // Canonical: a grant changes the meaning, provenance does not.
+  CHECK_FALSE(granted.ir == denied.ir);
+  CHECK(denied.ir == Lower("policy p { network {} }", "p").ir);
+}
+
 TEST_CASE("the partition covers both spaces with disjoint, merged pieces") {
   auto l = Lower("policy p { network { allow tcp to 10.0.0.0/8 port 1-100 } }", "p");
   for (const auto* part : {&l.ir.egress, &l.ir.ingress}) {

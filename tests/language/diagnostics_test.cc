@@ -1086,6 +1086,35 @@ TEST_CASE("W1044 arg-order-differs: clone's flags are arg1 on s390x", "[diagnost
             ->codes() == "W1044");
 }
 
+TEST_CASE("W1045 unknown-netlink-protocol: only route is granted", "[diagnostics]") {
+  auto r = CheckSource(R"(policy p {
+  network {
+    allow netlink sock_diag, rout
+    allow netlink "route"
+  }
+}
+)");
+  CHECK(r->text ==
+        R"(test.ward:3:19: error[W1045]: netlink protocol 'sock_diag' is never granted
+ 3 |     allow netlink sock_diag, rout
+   |                   ^~~~~~~~~
+  = hint: only `route` is; ward run refuses every other netlink protocol
+test.ward:3:30: error[W1045]: unknown netlink protocol 'rout'
+ 3 |     allow netlink sock_diag, rout
+   |                              ^~~~
+  = hint: did you mean `route`?
+test.ward:4:19: error[W1008]: expected a netlink protocol (route), found a string "route"
+ 4 |     allow netlink "route"
+   |                   ^~~~~~~
+)");
+  CHECK(CheckSource("policy p { network { allow netlink generic } }")->codes() == "W1045");
+  CHECK(CheckSource("policy p { network { allow netlink xyz } }")
+            ->text.find("hint: the one netlink protocol a policy grants is `route`") !=
+        std::string::npos);
+  // The positive control: route checks clean.
+  CHECK(CheckSource("policy p { network { allow netlink route } }")->codes().empty());
+}
+
 TEST_CASE("W1042 empty-list: an empty list of values", "[diagnostics]") {
   auto r = CheckSource(R"(let none = []
 

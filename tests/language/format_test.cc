@@ -160,6 +160,10 @@ TEST_CASE("fmt small cases", "[fmt]") {
   // CRLF line ends and tabs.
   CHECK(MustFmt("policy p {\r\n\tlimits {\r\n\t\tcpus 2 // two\r\n\t}\r\n}\r\n") ==
         "policy p {\n  limits {\n    cpus 2 // two\n  }\n}\n");
+  CHECK(MustFmt("policy p { network { allow   netlink route,route\n deny netlink [ route ] } }") ==
+        "policy p {\n  network {\n    allow netlink route, route\n    deny netlink [route]\n  "
+        "}\n}\n");
+  CheckFormatKeepsMeaning("policy p { network { allow netlink route // host's interfaces\n } }");
   // A trailing comma that carries a comment is kept with it.
   CHECK(MustFmt("let x = [\"a\", // keep\n]\n") == "let x = [\"a\", // keep\n    ]\n");
 }
@@ -316,7 +320,7 @@ std::vector<std::string> RandomPolicyTokens(std::mt19937& rng) {
     for (int i = Coin(rng, 6); i > 0; --i) {
       t.push_back(Coin(rng, 3) ? "allow" : "deny");
       if (Coin(rng, 5) == 0) {
-        Append(t, {"unix", "\"/run/a.sock\""});
+        Coin(rng, 2) ? Append(t, {"unix", "\"/run/a.sock\""}) : Append(t, {"netlink", "route"});
         continue;
       }
       bool ingress = Coin(rng, 4) == 0;

@@ -534,6 +534,33 @@ TEST_CASE("network: unix sockets by path and by abstract name", "[parser]") {
   CHECK(rules[1].sockets[0].name == "/var/run/docker.sock");
 }
 
+TEST_CASE("network: netlink protocols", "[parser]") {
+  auto r = Clean(R"(let nl = [route]
+policy p {
+  network {
+    allow netlink route
+    deny netlink nl
+  }
+}
+)");
+  const auto& rules = r->policy().network->rules;
+  REQUIRE(rules.size() == 2u);
+  CHECK(rules[0].is_netlink);
+  CHECK_FALSE(rules[0].is_unix);
+  CHECK(rules[0].allow);
+  REQUIRE(rules[0].netlink.size() == 1u);
+  CHECK(rules[0].netlink[0].text == "route");
+  CHECK(TextOf(*r, rules[0].netlink[0].span) == "route");
+  CHECK(rules[1].is_netlink);
+  CHECK_FALSE(rules[1].allow);
+  REQUIRE(rules[1].netlink.size() == 1u);
+  CHECK(rules[1].netlink[0].text == "route");
+  // `netlink` is a keyword that still names things (a policy, a let).
+  CHECK(Clean("let netlink = 1\npolicy netlink { network { allow netlink route } }")
+            ->policy()
+            .name.text == "netlink");
+}
+
 // ---- syscalls -----------------------------------------------------------
 
 TEST_CASE("syscalls: arch, and default with each action", "[parser]") {

@@ -253,6 +253,8 @@ const char* const kPieces[] = {
     "write",
     "exec",
     "unix",
+    "netlink",
+    "route",
     "egress",
     "ingress",
     "tcp",

@@ -424,7 +424,7 @@ TEST_CASE("a filter past 4096 instructions is an error, and nothing is written")
 
 TEST_CASE("ward run's guard: socket families the language never grants, whatever the upper bits") {
   std::string bpf, error;
-  REQUIRE(sc::BuildTerminalGuard(&bpf, &error));
+  REQUIRE(sc::BuildTerminalGuard({}, &bpf, &error));
   const auto p = Interpreter(bpf, Arch::kX86_64);
   constexpr uint32_t kSocketpair = 53;
   constexpr uint64_t kAfUnix = 1, kAfInet6 = 10, kAfNetlink = 16, kAfVsock = 40, kAfTipc = 30;
@@ -436,7 +436,8 @@ TEST_CASE("ward run's guard: socket families the language never grants, whatever
     CHECK(Interpret(p, Arch::kX86_64, kSocket, {family, 1, 0}).ret == SCMP_ACT_ALLOW);
     CHECK(Interpret(p, Arch::kX86_64, kSocketpair, {family, 1, 0}).ret == SCMP_ACT_ALLOW);
   }
-  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, kNetlinkRoute}).ret == SCMP_ACT_ALLOW);
+  CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, kNetlinkRoute}).ret ==
+        SCMP_ACT_ERRNO(EPROTONOSUPPORT));
   CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, kNetlinkNetfilter}).ret ==
         SCMP_ACT_ERRNO(EPERM));
   CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfPacket, 3, 0}).ret == SCMP_ACT_ERRNO(EPERM));
@@ -459,6 +460,110 @@ TEST_CASE("ward run's guard: socket families the language never grants, whatever
   // Upper bits over a granted family (the kernel would read AF_INET):
   // refused too, at no cost (no C library sets them).
   CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfInet | kBit32, 1, 0}).ret == refused);
+}
+
+TEST_CASE("aligned blocks cover a range exactly") {
+  using Blocks = std::vector<std::pair<uint32_t, uint32_t>>;
+  CHECK(sc::AlignedBlocks(5, 5) == Blocks{{5, 0xffffffff}});
+  CHECK(sc::AlignedBlocks(0, 11) == Blocks{{0, 0xfffffff8}, {8, 0xfffffffc}});
+  CHECK(sc::AlignedBlocks(0x894c, 0x89ff) == Blocks{{0x894c, 0xfffffffc},
+                                                    {0x8950, 0xfffffff0},
+                                                    {0x8960, 0xffffffe0},
+                                                    {0x8980, 0xffffff80}});
+  CHECK(sc::AlignedBlocks(0, 0xffffffff) == Blocks{{0, 0}});
+  // Against a plain membership test, over every range in a small space.
+  for (uint32_t lo = 0; lo < 40; ++lo) {
+    for (uint32_t hi = lo; hi < 40; ++hi) {
+      const Blocks blocks = sc::AlignedBlocks(lo, hi);
+      for (uint32_t v = 0; v < 64; ++v) {
+        int matches = 0;
+        for (const auto& [value, mask] : blocks) matches += (v & mask) == value;
+        INFO(lo << ".." << hi << " " << v);
+        CHECK(matches == (v >= lo && v <= hi ? 1 : 0));
+      }
+    }
+  }
+}
+
+// The guard's netlink and interface-ioctl rules, against a reference that
+// is the kernel's reading spelled out: the protocol is an int (low 32
+// bits), the ioctl request an unsigned int (low 32 bits).
+struct GuardReference {
+  bool route_granted = false;
+  uint32_t Socket(uint64_t family, uint64_t protocol) const {
+    if (family != 16) return 0;  // other families: the family test's business
+    if (protocol > 31) return SCMP_ACT_ERRNO(EPROTONOSUPPORT);
+    if (protocol == 12) return SCMP_ACT_ERRNO(EPERM);  // netfilter
+    if (protocol == 0 && route_granted) return SCMP_ACT_ALLOW;
+    return SCMP_ACT_ERRNO(EPROTONOSUPPORT);
+  }
+  uint32_t Ioctl(uint64_t request) const {
+    const uint32_t r = static_cast<uint32_t>(request);
+    if (r == 0x5412 || r == 0x541c) return SCMP_ACT_ERRNO(EPERM);  // TIOCSTI, TIOCLINUX
+    const bool network =
+        (r >= 0x8908 && r <= 0x89ff && r != 0x894b) || (r >= 0x8b00 && r <= 0x8bff);
+    return network && !route_granted ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_ALLOW;
+  }
+};
+
+TEST_CASE("ward run's guard: netlink protocols and the interface ioctls, granted or not") {
+  constexpr uint32_t kIoctl = 16;
+  constexpr uint64_t kAfNetlink = 16, kSiocgifconf = 0x8912, kSiocgifaddr = 0x8915;
+  constexpr uint64_t kSiocgstamp = 0x8906, kSiocoutqnsd = 0x894b, kFionread = 0x541b;
+  for (const bool granted : {false, true}) {
+    INFO("allow netlink route: " << granted);
+    std::string bpf, error;
+    sc::GuardOptions options;
+    options.netlink_route = granted;
+    REQUIRE(sc::BuildTerminalGuard(options, &bpf, &error));
+    const auto p = Interpreter(bpf, Arch::kX86_64);
+    const GuardReference ref{granted};
+    for (uint64_t protocol = 0; protocol < 40; ++protocol) {
+      for (const uint64_t high : {uint64_t{0}, kBit32, ~uint64_t{0} << 32}) {
+        INFO("protocol " << protocol << " high 0x" << std::hex << high);
+        // Upper bits set: refused whatever the low 32 (the kernel would read
+        // them, no C library sets them).
+        const uint32_t expected =
+            high ? SCMP_ACT_ERRNO(EPROTONOSUPPORT) : ref.Socket(kAfNetlink, protocol);
+        CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, protocol | high}).ret ==
+              expected);
+      }
+    }
+    // Named, for the reader: route as granted, sock_diag (ss), generic,
+    // audit, uevents never.
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, 0}).ret ==
+          (granted ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPROTONOSUPPORT)));
+    for (const uint64_t never : {4, 16, 9, 15, 2, 6}) {
+      CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink, 3, never}).ret ==
+            SCMP_ACT_ERRNO(EPROTONOSUPPORT));
+    }
+    // A netlink family with upper bits is above AF_PACKET: the family test.
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfNetlink | kBit32, 3, 0}).ret ==
+          SCMP_ACT_ERRNO(EAFNOSUPPORT));
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfPacket | kBit32, 3, 0}).ret ==
+          SCMP_ACT_ERRNO(EAFNOSUPPORT));
+    // Other families are not the netlink rules' business.
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfInet, 1, 0}).ret == SCMP_ACT_ALLOW);
+    CHECK(Interpret(p, Arch::kX86_64, kSocket, {kAfInet, 2, 4}).ret == SCMP_ACT_ALLOW);
+    // Every request in and around the socket ioctls, with and without
+    // upper bits (the kernel reads 32).
+    for (uint64_t request = 0x8800; request < 0x8d00; ++request) {
+      for (const uint64_t high : {uint64_t{0}, kBit32, ~uint64_t{0} << 32}) {
+        INFO("request 0x" << std::hex << (request | high));
+        CHECK(Interpret(p, Arch::kX86_64, kIoctl, {3, request | high, 0}).ret ==
+              ref.Ioctl(request));
+      }
+    }
+    CHECK(Interpret(p, Arch::kX86_64, kIoctl, {3, kSiocgifconf, 0}).ret ==
+          (granted ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM)));
+    CHECK(Interpret(p, Arch::kX86_64, kIoctl, {3, kSiocgifaddr, 0}).ret ==
+          (granted ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(EPERM)));
+    // The socket's own ioctls stay open either way.
+    for (const uint64_t own : {kSiocgstamp, kSiocoutqnsd, kFionread, uint64_t{0x80108906}}) {
+      CHECK(Interpret(p, Arch::kX86_64, kIoctl, {3, own, 0}).ret == SCMP_ACT_ALLOW);
+    }
+    CHECK(Interpret(p, Arch::kX86_64, kIoctl, {3, 0x5412, 0}).ret == SCMP_ACT_ERRNO(EPERM));
+  }
 }
 
 }  // namespace ward::test

@@ -155,6 +155,19 @@ const Case kCases[] = {
      "outside IP and unix reach peers no network rule decides",
      "policy p {\n  syscalls {\n    arch x86_64\n    allow socket\n    errno EAFNOSUPPORT socket "
      "if arg0 not in [AF_UNIX, AF_INET, AF_INET6]\n  }\n}\n"},
+    {"L2213", "policy p {\n  filesystem {\n    allow read \"/proc\"\n  }\n}\n",
+     "L2213 3:5 '/proc' lets the workload read /proc/net: under ward run it lists this host's "
+     "sockets (tcp, udp, unix), interfaces (dev) and routes (route)",
+     "policy p {\n  filesystem {\n    allow read \"/proc/cpuinfo\", \"/proc/meminfo\"\n  "
+     "}\n}\n"},
+    {"L2214",
+     "policy p {\n  network {\n    allow netlink route\n  }\n  syscalls {\n    default allow\n"
+     "    errno EAFNOSUPPORT socket if arg0 not in [AF_UNIX, AF_INET, AF_INET6]\n  }\n}\n",
+     "L2214 3:5 socket() refuses AF_NETLINK (on x86_64): the grant opens the interface ioctls "
+     "only; getifaddrs and if_nameindex still fail",
+     "policy p {\n  network {\n    allow netlink route\n  }\n  syscalls {\n    default allow\n"
+     "    errno EAFNOSUPPORT socket if arg0 not in [AF_UNIX, AF_INET, AF_INET6, AF_NETLINK]\n  "
+     "}\n}\n"},
     {"L2301", "policy p {\n  filesystem {\n    allow read write \"/home/user\"\n  }\n}\n",
      "L2301 3:22 write access to '/home/user/.claude' (the agent's own settings) "
      "persists beyond the sandbox and runs later outside it",
@@ -264,6 +277,22 @@ TEST_CASE("L2207/L2208: metadata reachable on any port or protocol counts, not o
   CHECK(Only(LintSource("policy p {\n  network {\n    allow tcp to any port 443\n    deny to "
                         "169.254.169.254, fd00:ec2::254\n  }\n}\n"),
              "L2207")
+            .empty());
+}
+
+TEST_CASE("L2503/L2504: a netlink grant given twice, in the policy or across a base") {
+  CHECK(Only(LintSource("policy p {\n  network {\n    allow netlink route\n    allow netlink "
+                        "route\n  }\n}\n"),
+             "L2503") ==
+        std::vector<std::string>{"L2503 4:5 allow of netlink route is given twice in this policy"});
+  CHECK(Only(LintSource("abstract policy b {\n  network {\n    allow netlink route\n  }\n}\n"
+                        "policy p extends b {\n  network {\n    allow netlink route\n  }\n}\n"),
+             "L2504") ==
+        std::vector<std::string>{"L2504 8:5 allow of netlink route repeats the rule of base 'b'"});
+  // Near miss: an allow and a deny are two rules, not a repeat.
+  CHECK(Only(LintSource("policy p {\n  network {\n    allow netlink route\n    deny netlink "
+                        "route\n  }\n}\n"),
+             "L2503")
             .empty());
 }
 

@@ -13,8 +13,10 @@
 // printing `ready`, for targets that exist only once the run started.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <linux/bpf.h>
 #include <linux/capability.h>
+#include <linux/inet_diag.h>
 #include <linux/io_uring.h>
 #include <linux/keyctl.h>
 #include <linux/netfilter.h>
@@ -22,8 +24,12 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netlink.h>
 #include <linux/perf_event.h>
+#include <linux/rtnetlink.h>
 #include <linux/sched.h>
+#include <linux/sock_diag.h>
 #include <net/ethernet.h>
+#include <net/if.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sched.h>
@@ -545,6 +551,116 @@ int SocketOfFamily(int family) {
   return Fail(err);
 }
 
+// ---- the host's network, as seen from inside ----------------------------------
+
+// Sends one netlink dump request and counts the answers of `type` into
+// *seen; 0, or the errno that stopped it.
+int NetlinkDump(int protocol, const void* request, size_t size, uint16_t type, int* seen) {
+  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, protocol);
+  if (fd < 0) return errno;
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  int err = 0;
+  if (sendto(fd, request, size, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
+    err = errno;
+  }
+  alignas(nlmsghdr) char buf[32768];
+  for (bool done = err != 0; !done;) {
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < 0) {
+      err = errno;
+      break;
+    }
+    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+      if (h->nlmsg_type == NLMSG_DONE) done = true;
+      if (h->nlmsg_type == NLMSG_ERROR) {
+        err = -static_cast<nlmsgerr*>(NLMSG_DATA(h))->error;
+        done = true;
+      }
+      *seen += h->nlmsg_type == type;
+    }
+  }
+  close(fd);
+  return err;
+}
+
+// RTM_GETLINK: every interface, as `ip link` lists them.
+int RouteDump() {
+  struct {
+    nlmsghdr h;
+    ifinfomsg i;
+  } req{};
+  req.h.nlmsg_len = sizeof req;
+  req.h.nlmsg_type = RTM_GETLINK;
+  req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+  req.i.ifi_family = AF_UNSPEC;
+  int seen = 0;
+  const int err = NetlinkDump(NETLINK_ROUTE, &req, sizeof req, RTM_NEWLINK, &seen);
+  return err ? Fail(err) : seen > 0 ? Ok() : Fail(ENOENT);
+}
+
+// SOCK_DIAG_BY_FAMILY: every TCP socket, IPv4 and IPv6, as `ss -t -a`
+// lists them.
+int SockDiag() {
+  int seen = 0;
+  for (const uint8_t family : {AF_INET, AF_INET6}) {
+    struct {
+      nlmsghdr h;
+      inet_diag_req_v2 r;
+    } req{};
+    req.h.nlmsg_len = sizeof req;
+    req.h.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+    req.h.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+    req.r.sdiag_family = family;
+    req.r.sdiag_protocol = IPPROTO_TCP;
+    req.r.idiag_states = ~0u;
+    const int err = NetlinkDump(NETLINK_SOCK_DIAG, &req, sizeof req, SOCK_DIAG_BY_FAMILY, &seen);
+    if (err) return Fail(err);
+  }
+  return seen > 0 ? Ok() : Fail(ENOENT);
+}
+
+// ioctl(SIOCGIFCONF) on a socket of `family`: ok when it lists an interface.
+int Ifconf(int family) {
+  const int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return Fail(errno);
+  ifreq reqs[16];
+  ifconf conf{};
+  conf.ifc_len = sizeof reqs;
+  conf.ifc_req = reqs;
+  const int rc = ioctl(fd, SIOCGIFCONF, &conf);
+  const int err = errno;
+  close(fd);
+  if (rc < 0) return Fail(err);
+  return conf.ifc_len > 0 ? Ok() : Fail(ENOENT);
+}
+
+// glibc's getifaddrs (NETLINK_ROUTE inside): ok when it lists an address.
+int GetIfaddrs() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) return Fail(errno);
+  const bool any = list != nullptr;
+  freeifaddrs(list);
+  return any ? Ok() : Fail(ENOENT);
+}
+
+// getaddrinfo with AI_ADDRCONFIG (which asks NETLINK_ROUTE which address
+// families the host has): ok when the name resolves, else `gai NAME`.
+int Resolve(const char* name) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_ADDRCONFIG;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(name, "443", &hints, &res);
+  if (rc != 0) {
+    std::printf("gai %d %s\n", rc, gai_strerror(rc));
+    return 1;
+  }
+  freeaddrinfo(res);
+  return Ok();
+}
+
 // `nft flush ruleset` by hand: one batch with NFT_MSG_DELTABLE for every
 // family (NFPROTO_UNSPEC, no table name), acknowledged.
 int NftFlush() {
@@ -684,6 +800,21 @@ int Run(int argc, char** argv) {
   if (attack == "netlink") return need(0), Socket(AF_NETLINK, SOCK_RAW, NETLINK_ROUTE);
   if (attack == "family") return need(1), SocketOfFamily(std::atoi(argv[2]));
   if (attack == "nft-flush") return need(0), NftFlush();
+  // The host's network (ward run shares its network namespace).
+  if (attack == "netlink-proto") return need(1), Socket(AF_NETLINK, SOCK_RAW, std::atoi(argv[2]));
+  if (attack == "route-dump") return need(0), RouteDump();
+  if (attack == "sock-diag") return need(0), SockDiag();
+  if (attack == "ifconf") return need(0), Ifconf(AF_INET);
+  if (attack == "ifconf-unix") return need(0), Ifconf(AF_UNIX);
+  if (attack == "getifaddrs") return need(0), GetIfaddrs();
+  if (attack == "if-nameindex") {
+    need(0);
+    struct if_nameindex* list = if_nameindex();
+    if (!list) return Fail(errno);
+    if_freenameindex(list);
+    return Ok();
+  }
+  if (attack == "getaddrinfo") return need(1), Resolve(argv[2]);
   // Typing into the caller's terminal (stdin), run after the sandbox ends.
   if (attack == "tiocsti") {
     need(0);

@@ -381,9 +381,11 @@ TEST_CASE("escape: network outside the grants") {
     Case(kRaw, {"raw"}, kOk, Errno("EPERM"));
     Case(kRaw, {"raw6"}, kOk, Errno("EPERM"));
     Case(kRaw, {"packet"}, kOk, Errno("EPERM"));
-    // NETLINK_ROUTE is not withheld: the C library's address lookups use
-    // it. (Netfilter's netlink family is: see "nft flush ruleset".)
-    Case(kRaw, {"netlink"}, kOk, kOk);
+    // Nor NETLINK_ROUTE without `allow netlink route` (it lists the host's
+    // interfaces: see "the host's network"), refused as by a kernel that
+    // lacks it. (Netfilter's: see "nft flush ruleset".)
+    Case(kRaw, {"netlink"}, kOk, Errno("EPROTONOSUPPORT"));
+    Case("escape-raw-ifaces", {"netlink"}, kOk, kOk);
   }
   SECTION("socket families no rule grants (vsock to the hypervisor's host, ...)") {
     // Neither the cgroup hooks nor nftables see them: ward run's guard
@@ -431,6 +433,70 @@ TEST_CASE("escape: network outside the grants") {
     // Without any abstract grant (Landlock's scope decides).
     Case(kOpen, {"unix-abstract", E().Abstract("other")}, kOk, Errno("EPERM"));
     Case(kOpen, {"unix", E().Path("/sock/other.sock")}, kOk, Errno("EPERM"));
+  }
+}
+
+// ward run's workload shares the host's network namespace (here the
+// test's): what the kernel tells about it is the host's. ward run's guard
+// refuses NETLINK_SOCK_DIAG always, and NETLINK_ROUTE and the interface
+// ioctls unless the policy says `allow netlink route` (escape-*-ifaces,
+// the positive controls).
+TEST_CASE("escape: the host's network, seen from inside") {
+  const std::string raw_ifaces = "escape-raw-ifaces", base_ifaces = "escape-base-ifaces";
+  SECTION("the interfaces through NETLINK_ROUTE (ip link, getifaddrs, if_nameindex)") {
+    for (const char* attack : {"route-dump", "getifaddrs", "if-nameindex"}) {
+      INFO(attack);
+      Case(kRaw, {attack}, kOk, Errno("EPROTONOSUPPORT"));
+      Case(raw_ifaces, {attack}, kOk, kOk);
+      // linux-base's own filter refuses netlink sockets first, granted or
+      // not (lint L2214 says so).
+      Case(kBase, {attack}, kOk, Errno("EAFNOSUPPORT"));
+      Case(base_ifaces, {attack}, kOk, Errno("EAFNOSUPPORT"));
+    }
+  }
+  SECTION("the interfaces through ioctl(SIOCGIFCONF), on an inet or a unix socket") {
+    for (const char* attack : {"ifconf", "ifconf-unix"}) {
+      INFO(attack);
+      Case(kRaw, {attack}, kOk, Errno("EPERM"));
+      Case(kBase, {attack}, kOk, Errno("EPERM"));
+      Case(raw_ifaces, {attack}, kOk, kOk);
+      Case(base_ifaces, {attack}, kOk, kOk);
+    }
+  }
+  SECTION("the host's sockets through NETLINK_SOCK_DIAG (ss): never, whatever the grant") {
+    // Alone it lists the test's own listening servers.
+    Case(kRaw, {"sock-diag"}, kOk, Errno("EPROTONOSUPPORT"));
+    Case(raw_ifaces, {"sock-diag"}, kOk, Errno("EPROTONOSUPPORT"));
+    Case(kBase, {"sock-diag"}, kOk, Errno("EAFNOSUPPORT"));
+  }
+  SECTION("the other netlink protocols: never, whatever the grant") {
+    // NETLINK_USERSOCK (2, messages to the host's processes), XFRM (6),
+    // AUDIT (9), KOBJECT_UEVENT (15), GENERIC (16: nl80211, ethtool,
+    // tcp_metrics), CRYPTO (21), each this kernel has.
+    int tried = 0;
+    for (const int protocol : {2, 6, 9, 15, 16, 21}) {
+      const std::vector<std::string> args = {"netlink-proto", std::to_string(protocol)};
+      if (Outcome(E().Alone(args)) != kOk) continue;  // not in this kernel
+      INFO("protocol " << protocol);
+      ++tried;
+      CHECK_OUTCOME(E().Warded(raw_ifaces, args), Errno("EPROTONOSUPPORT"));
+    }
+    CHECK(tried >= 3);
+    CHECK_OUTCOME(E().Warded(raw_ifaces, {"netlink-proto", "0"}), kOk);
+  }
+  SECTION("name lookups still work without the interfaces (AI_ADDRCONFIG)") {
+    // glibc's getaddrinfo asks NETLINK_ROUTE which families have
+    // addresses; refused, it assumes both. localhost is in /etc/hosts,
+    // which linux-base grants.
+    Case(kBase, {"getaddrinfo", "localhost"}, kOk, kOk);
+    Case(base_ifaces, {"getaddrinfo", "localhost"}, kOk, kOk);
+  }
+  SECTION("/proc/net: refused by Landlock unless the policy grants /proc (lint L2213)") {
+    Case(kBase, {"read", "/proc/net/tcp"}, kOk, Errno("EACCES"));
+    Case(kBase, {"read", "/proc/self/net/dev"}, kOk, Errno("EACCES"));
+    // Pinned as a known limit: escape-open grants /proc, and the host's
+    // sockets are there to read (no mount covers every /proc/PID/net).
+    Case(kOpen, {"read", "/proc/net/tcp"}, kOk, kOk);
   }
 }
 

@@ -638,7 +638,21 @@ TEST_CASE("ward run --dry-run prints every layer and creates nothing", "[root]")
         "5. seccomp: "}) {
     CHECK(r.out.find(line) != std::string::npos);
   }
+  CHECK(r.out.find("   the host's network: netlink protocols but route refused (EPROTONOSUPPORT); "
+                   "NETLINK_ROUTE (EPROTONOSUPPORT) and the interface ioctls (EPERM) too\n") !=
+        std::string::npos);
   CHECK(Leftovers("rt-dry").empty());
+  // With `allow netlink route`, the guard says so.
+  const std::string granted = WriteTemp(
+      "dry-nl.ward",
+      "ward 1\nimport \"std/linux.ward\"\npolicy rt-dry-nl extends linux-base {\n  network {\n"
+      "    allow netlink route\n  }\n}\n");
+  Run g = Ward("run " + granted + " --dry-run -- /usr/bin/true", kStdEnv);
+  INFO(g.err);
+  CHECK(g.status == 0);
+  CHECK(g.out.find("   the host's network: netlink protocols but route refused (EPROTONOSUPPORT); "
+                   "NETLINK_ROUTE and the interface ioctls granted (allow netlink route)\n") !=
+        std::string::npos);
 }
 
 // The line of a dry run that names where the front end's work came from.
