@@ -1,6 +1,7 @@
 #include "backends/seatbelt/profile.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "compiler/fs_names.h"
@@ -54,16 +55,10 @@ std::string RegexLiteral(const std::string& text) {
   return out;
 }
 
-// The filters of one rule for a pattern (absolute, `~` expanded).
-std::string Filters(const std::string& pattern) {
-  if (!IsGlob(pattern)) {
-    std::string f = "(subpath " + Quote(pattern) + ")";
-    if (UnderAlias(pattern)) f += " (subpath " + Quote("/private" + pattern) + ")";
-    return f;
-  }
-  const std::string re = PatternRegex(pattern);  // "^/..."
+// The filters for a regex `re` ("^/...") of a glob whose first component
+// is `first`, with its /private form where the sandbox sees one.
+std::string RegexFilters(const std::string& re, const std::string& first) {
   const std::string priv = "^/private" + re.substr(1);
-  const std::string first = ir::PathComponents(pattern).at(0);
   if (IsGlob(first)) {
     // A glob at the root could match /private/tmp/... by its own spelling;
     // there the /tmp spelling decides (README.md), so the pattern applies
@@ -76,10 +71,21 @@ std::string Filters(const std::string& pattern) {
   return f;
 }
 
+// The filters of one rule for a pattern (absolute, `~` expanded).
+std::string Filters(const std::string& pattern) {
+  if (!IsGlob(pattern)) {
+    std::string f = "(subpath " + Quote(pattern) + ")";
+    if (UnderAlias(pattern)) f += " (subpath " + Quote("/private" + pattern) + ")";
+    return f;
+  }
+  return RegexFilters(PatternRegex(pattern), ir::PathComponents(pattern).at(0));
+}
+
 struct FsEntry {
   std::string expanded;
   bool allow = false;
   const ir::FsVerdict* verdict = nullptr;
+  FsRight right = FsRight::kRead;
 };
 
 const char* Operation(FsRight right) {
@@ -296,9 +302,9 @@ const char* kStartup = R"(;; What any process needs to start (README.md, "The st
 (allow ipc-posix-shm-read-data (ipc-posix-name "apple.shm.notification_center"))
 )";
 
-}  // namespace
-
-std::string PatternRegex(const std::string& pattern) {
+// The regex of a glob pattern's own components ("^/a/[^/]+"), without the
+// "or under it" suffix.
+std::string ComponentsRegex(const std::string& pattern) {
   std::string re = "^";
   for (const std::string& c : ir::PathComponents(pattern)) {
     if (c == "**") {
@@ -323,7 +329,116 @@ std::string PatternRegex(const std::string& pattern) {
       }
     }
   }
-  return re + "(/.*)?$";
+  return re;
+}
+
+// The rename guard (README.md, "Renames and links"). SBPL has no rename
+// operation: rename(2) is checked as file-write-unlink of the old name (and
+// file-write-create of the new one). So no path a deny rule decides, and no
+// directory above one, may lose its name: the denied object never reaches a
+// name with a broader decision. More specific literal grants under a literal
+// deny that allow what it denies are left out of its guard. Hard links are
+// never granted (the profile allows no `file-link`), and say so.
+std::string RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home,
+                        const std::array<std::vector<FsEntry>, 3>& entries,
+                        DiagnosticSink& sink) {
+  std::map<std::string, std::vector<const FsEntry*>> denied;  // pattern -> its denies
+  std::vector<const FsEntry*> allowed;
+  std::vector<std::string> writable;
+  for (FsRight right : ir::kFsRights) {
+    for (const FsEntry& e : entries[static_cast<size_t>(right)]) {
+      if (!e.allow) denied[e.expanded].push_back(&e);
+      if (e.allow) allowed.push_back(&e);
+      if (e.allow && right == FsRight::kWrite) writable.push_back(e.expanded);
+    }
+  }
+  std::vector<std::string> own;
+  std::set<std::string> literals;
+  std::set<std::pair<std::string, std::string>> prefixes;  // exact regex, first component
+  for (const auto& [pattern, denies] : denied) {
+    if (IsGlob(pattern)) {
+      own.push_back(Filters(pattern));
+    } else {
+      // Grants under the deny that allow everything it denies hold no
+      // object it protects.
+      std::set<std::string> holes;
+      for (const FsEntry* a : allowed) {
+        if (IsGlob(a->expanded) || a->expanded.rfind(pattern == "/" ? "/" : pattern + "/", 0) != 0 ||
+            a->expanded == pattern) {
+          continue;
+        }
+        bool all = true;
+        for (FsRight right : ir::kFsRights) {
+          bool denies_right = false;
+          for (const FsEntry* d : denies) denies_right = denies_right || d->right == right;
+          if (denies_right) all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
+        }
+        if (all) holes.insert(a->expanded);
+      }
+      auto guard = [&](const std::string& base, const std::string& spelling) {
+        if (holes.empty()) return "(subpath " + Quote(base) + ")";
+        std::string f = "(require-all (subpath " + Quote(base) + ")";
+        for (const std::string& h : holes) f += " (require-not (subpath " + Quote(spelling + h) + "))";
+        return f + ")";
+      };
+      std::string f = guard(pattern, "");
+      if (UnderAlias(pattern)) f += "\n    " + guard("/private" + pattern, "/private");
+      own.push_back(f);
+    }
+    const std::vector<std::string> c = ir::PathComponents(pattern);
+    std::string prefix;
+    bool glob = false, warned = false;
+    for (size_t k = 0; k + 1 < c.size(); ++k) {
+      const std::string root = prefix.empty() ? "/" : prefix;
+      prefix += "/" + c[k];
+      glob = glob || IsGlob(c[k]);
+      if (!glob) {
+        literals.insert(prefix);
+      } else if (c[k] != "**") {
+        prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
+      } else if (k > 0 && !warned) {
+        // A directory `**` matches can move anywhere under the same root
+        // and stay matched; moved to a writable place outside the root, it
+        // leaves the pattern, and SBPL cannot say "only within the root".
+        bool escape = IsGlob(root);
+        for (const std::string& w : writable) {
+          escape = escape || !(w == root || w.rfind(root + "/", 0) == 0);
+        }
+        if (escape && !writable.empty()) {
+          sink.Warning(Code::kCannotExpress,
+                       denies.front()->verdict->rules.empty() ? Span{}
+                                                              : denies.front()->verdict->rules.front(),
+                       "seatbelt cannot stop a directory that `**` matches in `" + pattern +
+                           "` being renamed out of " + root +
+                           " into another writable grant, where what it holds is no longer denied");
+          warned = true;
+        }
+      }
+    }
+  }
+  std::string text;
+  text += ";; Renames and links. SBPL checks rename(2) as file-write-unlink of the old\n";
+  text += ";; name: what a deny rule protects, and each directory above it, keeps its name\n";
+  text += ";; (a rename would carry it to a name with a broader decision). No hard link\n";
+  text += ";; is ever granted.\n";
+  if (!own.empty() || !literals.empty() || !prefixes.empty()) {
+    text += "(deny file-write-unlink";
+    for (const std::string& f : own) text += "\n    " + f;
+    for (const std::string& l : literals) {
+      text += "\n    (literal " + Quote(l) + ")";
+      if (UnderAlias(l)) text += " (literal " + Quote("/private" + l) + ")";
+    }
+    for (const auto& [re, first] : prefixes) text += "\n    " + RegexFilters(re, first);
+    text += ")\n";
+  }
+  text += "(deny file-link)\n";
+  return text;
+}
+
+}  // namespace
+
+std::string PatternRegex(const std::string& pattern) {
+  return ComponentsRegex(pattern) + "(/.*)?$";
 }
 
 bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home_in,
@@ -382,7 +497,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
         ok = false;
         continue;
       }
-      list.push_back({expanded, verdict.allow, &verdict});
+      list.push_back({expanded, verdict.allow, &verdict, right});
       if (verdict.allow) {
         std::string prefix;
         // The directories above the pattern's literal part, and that part
@@ -428,6 +543,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
     }
   }
   if (!any_fs) text += ";; (no filesystem grants)\n";
+  text += RenameGuard(policy, home, entries, sink);
 
   // ---- network ----
   const ir::NetRules& net = policy.network;
