@@ -344,12 +344,10 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
                         DiagnosticSink& sink) {
   std::map<std::string, std::vector<const FsEntry*>> denied;  // pattern -> its denies
   std::vector<const FsEntry*> allowed;
-  std::vector<std::string> writable;
   for (FsRight right : ir::kFsRights) {
     for (const FsEntry& e : entries[static_cast<size_t>(right)]) {
       if (!e.allow) denied[e.expanded].push_back(&e);
       if (e.allow) allowed.push_back(&e);
-      if (e.allow && right == FsRight::kWrite) writable.push_back(e.expanded);
     }
   }
   std::vector<std::string> own;
@@ -396,21 +394,28 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
         literals.insert(prefix);
       } else if (c[k] != "**") {
         prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
-      } else if (k > 0 && !warned) {
-        // A directory `**` matches can move anywhere under the same root
-        // and stay matched; moved to a writable place outside the root, it
-        // leaves the pattern, and SBPL cannot say "only within the root".
-        bool escape = IsGlob(root);
-        for (const std::string& w : writable) {
-          escape = escape || !(w == root || w.rfind(root + "/", 0) == 0);
+      } else if (!warned) {
+        // Guarding what `**` matches would guard every directory under
+        // `root`. Left unguarded, such a directory keeps the pattern's match
+        // when renamed under `root`, but a grant decides what it holds where
+        // it lands if that grant is more specific than the deny, or (moved
+        // out of `root`) anywhere the grant reaches.
+        bool escape = false;
+        for (const FsEntry* a : allowed) {
+          bool denied_right = false;
+          for (const FsEntry* d : denies) denied_right = denied_right || d->right == a->right;
+          if (!denied_right) continue;
+          escape = escape || ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
+                   !(root == "/" || a->expanded == root || a->expanded.rfind(root + "/", 0) == 0);
         }
-        if (escape && !writable.empty()) {
+        if (escape) {
           sink.Warning(Code::kCannotExpress,
                        denies.front()->verdict->rules.empty() ? Span{}
                                                               : denies.front()->verdict->rules.front(),
-                       "seatbelt cannot stop a directory that `**` matches in `" + pattern +
-                           "` being renamed out of " + root +
-                           " into another writable grant, where what it holds is no longer denied");
+                       "seatbelt cannot keep the directories that `**` matches in `" + pattern +
+                           "` from being renamed; one renamed where a grant decides (outside " +
+                           root + ", or under a more specific pattern) loses the deny for what "
+                           "it holds");
           warned = true;
         }
       }
