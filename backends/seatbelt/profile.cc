@@ -353,7 +353,16 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
   std::vector<std::string> own;
   std::set<std::string> literals;
   std::set<std::pair<std::string, std::string>> prefixes;  // exact regex, first component
+  std::vector<std::string> undeletable;
+  Span undeletable_span;
   for (const auto& [pattern, denies] : denied) {
+    if (policy.filesystem.Decide(pattern, FsRight::kWrite, home).allow) {
+      // Writable, so deletable under the IR; the guard takes that away.
+      if (undeletable.empty() && !denies.front()->verdict->rules.empty()) {
+        undeletable_span = denies.front()->verdict->rules.front();
+      }
+      undeletable.push_back(pattern);
+    }
     if (IsGlob(pattern)) {
       own.push_back(Filters(pattern));
     } else {
@@ -420,6 +429,12 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
         }
       }
     }
+  }
+  if (!undeletable.empty()) {
+    sink.Warning(Code::kCannotExpress, undeletable_span,
+                 "SBPL checks a delete as it checks a rename: what these deny rules protect "
+                 "cannot be deleted, though the policy lets it be written: " +
+                     Listing(undeletable));
   }
   std::string text;
   text += ";; Renames and links. SBPL checks rename(2) as file-write-unlink of the old\n";
