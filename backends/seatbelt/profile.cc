@@ -332,102 +332,128 @@ std::string ComponentsRegex(const std::string& pattern) {
   return re;
 }
 
-// The rename guard (README.md, "Renames and links"). SBPL has no rename
-// operation: rename(2) is checked as file-write-unlink of the old name (and
-// file-write-create of the new one). So no path a deny rule decides, and no
-// directory above one, may lose its name: the denied object never reaches a
-// name with a broader decision. More specific literal grants under a literal
-// deny that allow what it denies are left out of its guard. Hard links are
-// never granted (the profile allows no `file-link`), and say so.
-std::string RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home,
-                        const std::array<std::vector<FsEntry>, 3>& entries,
-                        DiagnosticSink& sink) {
-  std::map<std::string, std::vector<const FsEntry*>> denied;  // pattern -> its denies
-  std::vector<const FsEntry*> allowed;
-  for (FsRight right : ir::kFsRights) {
-    for (const FsEntry& e : entries[static_cast<size_t>(right)]) {
-      if (!e.allow) denied[e.expanded].push_back(&e);
-      if (e.allow) allowed.push_back(&e);
+using Denied = std::map<std::string, std::vector<const FsEntry*>>;  // pattern -> its denies
+
+Span FirstRule(const std::vector<const FsEntry*>& denies) {
+  const auto& rules = denies.front()->verdict->rules;
+  return rules.empty() ? Span{} : rules.front();
+}
+
+bool DeniesRight(const std::vector<const FsEntry*>& denies, FsRight right) {
+  for (const FsEntry* d : denies) {
+    if (d->right == right) return true;
+  }
+  return false;
+}
+
+bool Under(const std::string& path, const std::string& root) {
+  return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+}
+
+// The guard of a literal deny: its subtree, minus the literal grants under
+// it that allow everything it denies (they hold no object it protects).
+std::string LiteralGuard(const ir::Policy& policy, const std::optional<std::string>& home,
+                         const std::string& pattern, const std::vector<const FsEntry*>& denies,
+                         const std::vector<const FsEntry*>& allowed) {
+  std::set<std::string> holes;
+  for (const FsEntry* a : allowed) {
+    if (IsGlob(a->expanded) || a->expanded == pattern || !Under(a->expanded, pattern)) continue;
+    bool all = true;
+    for (FsRight right : ir::kFsRights) {
+      if (DeniesRight(denies, right)) {
+        all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
+      }
+    }
+    if (all) holes.insert(a->expanded);
+  }
+  auto guard = [&](const std::string& spelling) {
+    if (holes.empty()) return "(subpath " + Quote(spelling + pattern) + ")";
+    std::string f = "(require-all (subpath " + Quote(spelling + pattern) + ")";
+    for (const std::string& h : holes) f += " (require-not (subpath " + Quote(spelling + h) + "))";
+    return f + ")";
+  };
+  std::string f = guard("");
+  if (UnderAlias(pattern)) f += "\n    " + guard("/private");
+  return f;
+}
+
+// Whether a directory `**` matches (after `root`) in a deny could be
+// renamed to where a grant of a right it denies decides what it holds: a
+// grant more specific than the deny, or one outside `root`. Guarding every
+// directory under `root` instead would stop all renames there.
+bool StarStarEscapes(const std::string& pattern, const std::string& root,
+                     const std::vector<const FsEntry*>& denies,
+                     const std::vector<const FsEntry*>& allowed) {
+  for (const FsEntry* a : allowed) {
+    if (!DeniesRight(denies, a->right)) continue;
+    if (ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
+        !Under(a->expanded, root)) {
+      return true;
     }
   }
-  std::vector<std::string> own;
-  std::set<std::string> literals;
+  return false;
+}
+
+struct Guard {
+  std::vector<std::string> own;                            // the denies' own filters
+  std::set<std::string> literals;                          // literal directories above them
   std::set<std::pair<std::string, std::string>> prefixes;  // exact regex, first component
+};
+
+// The directories above `pattern` that keep their names, into `guard`;
+// false when a `**` directory may escape (see StarStarEscapes).
+bool GuardAncestors(const std::string& pattern, const std::vector<const FsEntry*>& denies,
+                    const std::vector<const FsEntry*>& allowed, Guard* guard) {
+  const std::vector<std::string> c = ir::PathComponents(pattern);
+  std::string prefix;
+  bool glob = false, contained = true;
+  for (size_t k = 0; k + 1 < c.size(); ++k) {
+    const std::string root = prefix.empty() ? "/" : prefix;
+    prefix += "/" + c[k];
+    glob = glob || IsGlob(c[k]);
+    if (!glob) {
+      guard->literals.insert(prefix);
+    } else if (c[k] != "**") {
+      guard->prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
+    } else if (contained && StarStarEscapes(pattern, root, denies, allowed)) {
+      contained = false;
+    }
+  }
+  return contained;
+}
+
+// The rename guard (README.md, "Renames and links"). SBPL has no rename
+// operation: rename(2) is checked as file-write-unlink of the old name (and
+// file-write-create of the new one). So what a deny rule protects, and each
+// directory above it, keeps its name, and never reaches a name with a
+// broader decision. Hard links are never granted (the profile allows no
+// `file-link`), and the profile says so.
+std::string RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home,
+                        const std::array<std::vector<FsEntry>, 3>& entries, DiagnosticSink& sink) {
+  Denied denied;
+  std::vector<const FsEntry*> allowed;
+  for (const auto& list : entries) {
+    for (const FsEntry& e : list) {
+      if (e.allow) allowed.push_back(&e);
+      if (!e.allow) denied[e.expanded].push_back(&e);
+    }
+  }
+  Guard guard;
   std::vector<std::string> undeletable;
   Span undeletable_span;
   for (const auto& [pattern, denies] : denied) {
     if (policy.filesystem.Decide(pattern, FsRight::kWrite, home).allow) {
       // Writable, so deletable under the IR; the guard takes that away.
-      if (undeletable.empty() && !denies.front()->verdict->rules.empty()) {
-        undeletable_span = denies.front()->verdict->rules.front();
-      }
+      if (undeletable.empty()) undeletable_span = FirstRule(denies);
       undeletable.push_back(pattern);
     }
-    if (IsGlob(pattern)) {
-      own.push_back(Filters(pattern));
-    } else {
-      // Grants under the deny that allow everything it denies hold no
-      // object it protects.
-      std::set<std::string> holes;
-      for (const FsEntry* a : allowed) {
-        if (IsGlob(a->expanded) || a->expanded.rfind(pattern == "/" ? "/" : pattern + "/", 0) != 0 ||
-            a->expanded == pattern) {
-          continue;
-        }
-        bool all = true;
-        for (FsRight right : ir::kFsRights) {
-          bool denies_right = false;
-          for (const FsEntry* d : denies) denies_right = denies_right || d->right == right;
-          if (denies_right) all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
-        }
-        if (all) holes.insert(a->expanded);
-      }
-      auto guard = [&](const std::string& base, const std::string& spelling) {
-        if (holes.empty()) return "(subpath " + Quote(base) + ")";
-        std::string f = "(require-all (subpath " + Quote(base) + ")";
-        for (const std::string& h : holes) f += " (require-not (subpath " + Quote(spelling + h) + "))";
-        return f + ")";
-      };
-      std::string f = guard(pattern, "");
-      if (UnderAlias(pattern)) f += "\n    " + guard("/private" + pattern, "/private");
-      own.push_back(f);
-    }
-    const std::vector<std::string> c = ir::PathComponents(pattern);
-    std::string prefix;
-    bool glob = false, warned = false;
-    for (size_t k = 0; k + 1 < c.size(); ++k) {
-      const std::string root = prefix.empty() ? "/" : prefix;
-      prefix += "/" + c[k];
-      glob = glob || IsGlob(c[k]);
-      if (!glob) {
-        literals.insert(prefix);
-      } else if (c[k] != "**") {
-        prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
-      } else if (!warned) {
-        // Guarding what `**` matches would guard every directory under
-        // `root`. Left unguarded, such a directory keeps the pattern's match
-        // when renamed under `root`, but a grant decides what it holds where
-        // it lands if that grant is more specific than the deny, or (moved
-        // out of `root`) anywhere the grant reaches.
-        bool escape = false;
-        for (const FsEntry* a : allowed) {
-          bool denied_right = false;
-          for (const FsEntry* d : denies) denied_right = denied_right || d->right == a->right;
-          if (!denied_right) continue;
-          escape = escape || ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
-                   !(root == "/" || a->expanded == root || a->expanded.rfind(root + "/", 0) == 0);
-        }
-        if (escape) {
-          sink.Warning(Code::kCannotExpress,
-                       denies.front()->verdict->rules.empty() ? Span{}
-                                                              : denies.front()->verdict->rules.front(),
-                       "seatbelt cannot keep the directories that `**` matches in `" + pattern +
-                           "` from being renamed; one renamed where a grant decides (outside " +
-                           root + ", or under a more specific pattern) loses the deny for what "
-                           "it holds");
-          warned = true;
-        }
-      }
+    guard.own.push_back(IsGlob(pattern) ? Filters(pattern)
+                                        : LiteralGuard(policy, home, pattern, denies, allowed));
+    if (!GuardAncestors(pattern, denies, allowed, &guard)) {
+      sink.Warning(Code::kCannotExpress, FirstRule(denies),
+                   "seatbelt cannot keep the directories that `**` matches in `" + pattern +
+                       "` from being renamed; one renamed where another grant decides loses "
+                       "the deny for what it holds");
     }
   }
   if (!undeletable.empty()) {
@@ -441,14 +467,14 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
   text += ";; name: what a deny rule protects, and each directory above it, keeps its name\n";
   text += ";; (a rename would carry it to a name with a broader decision). No hard link\n";
   text += ";; is ever granted.\n";
-  if (!own.empty() || !literals.empty() || !prefixes.empty()) {
+  if (!denied.empty()) {
     text += "(deny file-write-unlink";
-    for (const std::string& f : own) text += "\n    " + f;
-    for (const std::string& l : literals) {
+    for (const std::string& f : guard.own) text += "\n    " + f;
+    for (const std::string& l : guard.literals) {
       text += "\n    (literal " + Quote(l) + ")";
       if (UnderAlias(l)) text += " (literal " + Quote("/private" + l) + ")";
     }
-    for (const auto& [re, first] : prefixes) text += "\n    " + RegexFilters(re, first);
+    for (const auto& [re, first] : guard.prefixes) text += "\n    " + RegexFilters(re, first);
     text += ")\n";
   }
   text += "(deny file-link)\n";

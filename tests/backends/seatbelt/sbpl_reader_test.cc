@@ -99,8 +99,8 @@ TEST_CASE("sbpl reader: the hand-written table") {
       {"(version 1)(deny default)(allow file-read* (subpath \"/bin\"))",
        File("process-exec", "/bin/sh"), false},
       // file-link (link(2)) is not one of file-write*; file* names it.
-      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))",
-       File("file-link", "/w/a"), false},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))", File("file-link", "/w/a"),
+       false},
       {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))",
        File("file-write-create", "/w/a"), true},
       {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))",

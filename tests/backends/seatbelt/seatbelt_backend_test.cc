@@ -425,10 +425,9 @@ TEST_CASE("seatbelt: renames of globbed, `~` and /private paths") {
   Profile p(c->result.artifacts[0].bytes);
   // The matches, the literal directories above them, the directories a `*`
   // or a literal after a glob matches.
-  for (const char* path :
-       {"/w/a/secret", "/w/a", "/w", "/w/x/y/.git/hooks/h", "/w/x/y/.git", "/w/.git",
-        "/Users/agent/.ssh/id_ed25519", "/Users/agent", "/tmp/keep", "/private/tmp/keep",
-        "/tmp", "/private/tmp"}) {
+  for (const char* path : {"/w/a/secret", "/w/a", "/w", "/w/x/y/.git/hooks/h", "/w/x/y/.git",
+                           "/w/.git", "/Users/agent/.ssh/id_ed25519", "/Users/agent", "/tmp/keep",
+                           "/private/tmp/keep", "/tmp", "/private/tmp"}) {
     INFO(path);
     CHECK_FALSE(OpAllowed(p, "file-write-unlink", path));
   }
@@ -444,9 +443,8 @@ TEST_CASE("seatbelt: renames of globbed, `~` and /private paths") {
   // can leave /w, which SBPL cannot stop; said.
   CHECK(c->Diagnostics().find(
             "warning[B3002]: seatbelt cannot keep the directories that `**` matches in "
-            "`/w/**/.git/hooks` from being renamed; one renamed where a grant decides (outside "
-            "/w, or under a more specific pattern) loses the deny for what it holds") !=
-        std::string::npos);
+            "`/w/**/.git/hooks` from being renamed; one renamed where another grant decides "
+            "loses the deny for what it holds") != std::string::npos);
   // With every grant of that right inside /w and less specific, a renamed
   // directory stays matched and denied: nothing to say (a grant of another
   // right elsewhere does not matter).
@@ -526,8 +524,8 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
     // Roots as the policy spells them and as paths: /w, and now and then a
     // second writable tree, plain, under /private, or the home.
     std::vector<std::pair<std::string, std::string>> roots = {{"/w", "/w"}};
-    std::string rules = std::string("    allow read write") + (pick(3) == 0 ? " exec" : "") +
-                        " \"/w\"\n";
+    std::string rules =
+        std::string("    allow read write") + (pick(3) == 0 ? " exec" : "") + " \"/w\"\n";
     if (pick(2) == 0) {
       const std::string second = kSecondRoots[pick(3)];
       roots.push_back({second, second == "~" ? kHome : second});
