@@ -400,26 +400,30 @@ struct Guard {
   std::set<std::pair<std::string, std::string>> prefixes;  // exact regex, first component
 };
 
-// The directories above `pattern` that keep their names, into `guard`;
-// false when a `**` directory may escape (see StarStarEscapes).
-bool GuardAncestors(const std::string& pattern, const std::vector<const FsEntry*>& denies,
-                    const std::vector<const FsEntry*>& allowed, Guard* guard) {
+// The directories above `pattern` that keep their names, into `guard`.
+// Returns the root of a `**` whose directories may escape (see
+// StarStarEscapes); with `partial`, everything under that root is guarded
+// instead (towards deny).
+std::optional<std::string> GuardAncestors(const std::string& pattern,
+                                          const std::vector<const FsEntry*>& denies,
+                                          const std::vector<const FsEntry*>& allowed, bool partial,
+                                          Guard* guard) {
   const std::vector<std::string> c = ir::PathComponents(pattern);
   std::string prefix;
-  bool glob = false, contained = true;
+  bool glob = false;
+  std::optional<std::string> escape;
   for (size_t k = 0; k + 1 < c.size(); ++k) {
     const std::string root = prefix.empty() ? "/" : prefix;
     prefix += "/" + c[k];
     glob = glob || IsGlob(c[k]);
     if (!glob) {
       guard->literals.insert(prefix);
-    } else if (c[k] != "**") {
-      guard->prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
-    } else if (contained && StarStarEscapes(pattern, root, denies, allowed)) {
-      contained = false;
+    } else if (c[k] != "**" || (!escape && StarStarEscapes(pattern, root, denies, allowed))) {
+      if (c[k] == "**") escape = root;
+      if (c[k] != "**" || partial) guard->prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
     }
   }
-  return contained;
+  return escape;
 }
 
 // The rename guard (README.md, "Renames and links"). SBPL has no rename
@@ -428,8 +432,10 @@ bool GuardAncestors(const std::string& pattern, const std::vector<const FsEntry*
 // directory above it, keeps its name, and never reaches a name with a
 // broader decision. Hard links are never granted (the profile allows no
 // `file-link`), and the profile says so.
-std::string RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home,
-                        const std::array<std::vector<FsEntry>, 3>& entries, DiagnosticSink& sink) {
+bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home, bool partial,
+                 const std::array<std::vector<FsEntry>, 3>& entries, std::string* out,
+                 DiagnosticSink& sink) {
+  bool ok = true;
   Denied denied;
   std::vector<const FsEntry*> allowed;
   for (const auto& list : entries) {
@@ -449,11 +455,22 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
     }
     guard.own.push_back(IsGlob(pattern) ? Filters(pattern)
                                         : LiteralGuard(policy, home, pattern, denies, allowed));
-    if (!GuardAncestors(pattern, denies, allowed, &guard)) {
-      sink.Warning(Code::kCannotExpress, FirstRule(denies),
-                   "seatbelt cannot keep the directories that `**` matches in `" + pattern +
-                       "` from being renamed; one renamed where another grant decides loses "
-                       "the deny for what it holds");
+    const std::optional<std::string> escape =
+        GuardAncestors(pattern, denies, allowed, partial, &guard);
+    const std::string what = "seatbelt cannot keep the directories that `**` matches in `" +
+                             pattern + "` from being renamed";
+    if (escape && partial) {
+      sink.Warning(
+          Code::kCannotExpress, FirstRule(denies),
+          what + "; towards deny, nothing under " + *escape + " can be renamed or deleted");
+    } else if (escape) {
+      sink.Error(Code::kCannotExpress, FirstRule(denies),
+                 what +
+                     ": one renamed where another grant decides would lose the deny for what "
+                     "it holds",
+                 "pass --partial to deny renaming and deleting anything under " + *escape +
+                     " instead, or name the directories without `**`");
+      ok = false;
     }
   }
   if (!undeletable.empty()) {
@@ -462,7 +479,7 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
                  "cannot be deleted, though the policy lets it be written: " +
                      Listing(undeletable));
   }
-  std::string text;
+  std::string& text = *out;
   text += ";; Renames and links. SBPL checks rename(2) as file-write-unlink of the old\n";
   text += ";; name: what a deny rule protects, and each directory above it, keeps its name\n";
   text += ";; (a rename would carry it to a name with a broader decision). No hard link\n";
@@ -478,7 +495,7 @@ std::string RenameGuard(const ir::Policy& policy, const std::optional<std::strin
     text += ")\n";
   }
   text += "(deny file-link)\n";
-  return text;
+  return ok;
 }
 
 }  // namespace
@@ -488,7 +505,7 @@ std::string PatternRegex(const std::string& pattern) {
 }
 
 bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home_in,
-                   Profile* out, DiagnosticSink& sink) {
+                   bool partial, Profile* out, DiagnosticSink& sink) {
   bool ok = true;
   std::optional<std::string> home = home_in;
   if (home) {
@@ -589,7 +606,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
     }
   }
   if (!any_fs) text += ";; (no filesystem grants)\n";
-  text += RenameGuard(policy, home, entries, sink);
+  ok = RenameGuard(policy, home, partial, entries, &text, sink) && ok;
 
   // ---- network ----
   const ir::NetRules& net = policy.network;

@@ -419,50 +419,87 @@ TEST_CASE("seatbelt: renames of globbed, `~` and /private paths") {
   auto c = Seatbelt(R"(policy p { filesystem {
     allow read write "/w", "~", "/tmp"
     deny read "/w/*/secret", "~/.ssh"
-    deny write "/w/**/.git/hooks", "/tmp/keep"
+    deny write "/w/.git/hooks", "/tmp/keep"
+    deny write "/w/*/.git/hooks"
   } })");
   REQUIRE(c->result.ok);
   Profile p(c->result.artifacts[0].bytes);
   // The matches, the literal directories above them, the directories a `*`
   // or a literal after a glob matches.
-  for (const char* path : {"/w/a/secret", "/w/a", "/w", "/w/x/y/.git/hooks/h", "/w/x/y/.git",
-                           "/w/.git", "/Users/agent/.ssh/id_ed25519", "/Users/agent", "/tmp/keep",
+  for (const char* path : {"/w/a/secret", "/w/a", "/w", "/w/x/.git/hooks/h", "/w/x/.git", "/w/.git",
+                           "/Users/agent/.ssh/id_ed25519", "/Users/agent", "/tmp/keep",
                            "/private/tmp/keep", "/tmp", "/private/tmp"}) {
     INFO(path);
     CHECK_FALSE(OpAllowed(p, "file-write-unlink", path));
   }
-  // A `*` match moved deeper would leave `/w/*/secret`; one `**` matches
-  // stays matched wherever it goes under /w.
+  // A `*` match moved deeper would leave `/w/*/secret`.
   CHECK_FALSE(RenameAllowed(p, "/w/a", "/w/b/a"));
-  for (const char* path : {"/w/a/b", "/w/x/y", "/w/a/secretary", "/Users/agent/src",
+  for (const char* path : {"/w/a/b", "/w/x/y", "/w/a/secretary", "/w/a/.gitx", "/Users/agent/src",
                            "/Users/agent/.sshx", "/tmp/other", "/private/tmp/other"}) {
     INFO(path);
     CHECK(OpAllowed(p, "file-write-unlink", path));
   }
-  // `**` under /w, and writable grants outside /w: a directory it matches
-  // can leave /w, which SBPL cannot stop; said.
-  CHECK(c->Diagnostics().find(
+  CHECK(FileAllowed(p, ir::FsRight::kWrite, "/w/a/b"));
+  CHECK_FALSE(FileAllowed(p, ir::FsRight::kWrite, "/w/x/.git/hooks/h"));
+}
+
+TEST_CASE("seatbelt: a `**` whose directories could be renamed out of it") {
+  // /w/x/y/.git/hooks renamed to /tmp/y/.git/hooks would be writable: the
+  // directories `**` matches cannot all be guarded, so this is an error...
+  const char* source = R"(policy p { filesystem {
+    allow read write "/w", "/tmp"
+    deny write "/w/**/.git/hooks"
+  } })";
+  auto c = Seatbelt(source);
+  CHECK_FALSE(c->result.ok);
+  CHECK(c->result.artifacts.empty());
+  CHECK(c->Diagnostics() ==
+        "test.ward:3:5: error[B3002]: seatbelt cannot keep the directories that `**` matches in "
+        "`/w/**/.git/hooks` from being renamed: one renamed where another grant decides would "
+        "lose the deny for what it holds\n"
+        " 3 |     deny write \"/w/**/.git/hooks\"\n"
+        "   |     ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n"
+        "  = hint: pass --partial to deny renaming and deleting anything under /w instead, or "
+        "name the directories without `**`\n");
+  // ...and with --partial, towards deny: nothing under /w renames.
+  auto partial = Seatbelt(source, kHome, {}, true);
+  REQUIRE(partial->result.ok);
+  CHECK(partial->Diagnostics().find(
             "warning[B3002]: seatbelt cannot keep the directories that `**` matches in "
-            "`/w/**/.git/hooks` from being renamed; one renamed where another grant decides "
-            "loses the deny for what it holds") != std::string::npos);
-  // With every grant of that right inside /w and less specific, a renamed
-  // directory stays matched and denied: nothing to say (a grant of another
-  // right elsewhere does not matter).
+            "`/w/**/.git/hooks` from being renamed; towards deny, nothing under /w can be renamed "
+            "or deleted") != std::string::npos);
+  Profile p(partial->result.artifacts[0].bytes);
+  for (const char* path : {"/w/x/y", "/w/x/y/.git", "/w/x/y/.git/hooks/h", "/w/src/main.c"}) {
+    INFO(path);
+    CHECK_FALSE(OpAllowed(p, "file-write-unlink", path));
+  }
+  CHECK(OpAllowed(p, "file-write-unlink", "/tmp/x"));
+  CHECK(FileAllowed(p, ir::FsRight::kWrite, "/w/src/main.c"));
+  CHECK_FALSE(FileAllowed(p, ir::FsRight::kWrite, "/w/x/y/.git/hooks/h"));
+
+  // Every grant of the denied right inside /w and less specific: a renamed
+  // directory stays matched and denied, no error (a grant of another right
+  // elsewhere does not matter), and those directories rename freely. A
+  // leading `**` has the whole tree as its root.
   auto inside = Seatbelt(R"(policy p { filesystem {
     allow read write "/w"
     allow read "/srv"
-    deny write "/w/**/.git/hooks"
+    deny write "/w/**/.git/hooks", "/**/.git/config"
   } })");
   REQUIRE(inside->result.ok);
   CHECK(inside->Diagnostics().empty());
-  // A more specific grant inside /w can decide a renamed directory: said.
+  Profile q(inside->result.artifacts[0].bytes);
+  CHECK(RenameAllowed(q, "/w/x/y", "/w/z"));
+  CHECK_FALSE(OpAllowed(q, "file-write-unlink", "/w/x/y/.git"));
+  CHECK_FALSE(OpAllowed(q, "file-write-unlink", "/w/x/y/.git/config"));
+  // A more specific grant inside /w can decide a renamed directory.
   auto specific = Seatbelt(R"(policy p { filesystem {
     allow read write "/w"
     allow write "/w/a/b/c/d"
     deny write "/w/**/.git/hooks"
   } })");
-  REQUIRE(specific->result.ok);
-  CHECK(specific->Diagnostics().find("warning[B3002]: seatbelt cannot keep the directories") !=
+  CHECK_FALSE(specific->result.ok);
+  CHECK(specific->Diagnostics().find("error[B3002]: seatbelt cannot keep the directories") !=
         std::string::npos);
 }
 
@@ -519,7 +556,8 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
   const int policies = std::getenv("WARD_PROPERTY_POLICIES")
                            ? std::atoi(std::getenv("WARD_PROPERTY_POLICIES"))
                            : Rounds(200);
-  size_t steps = 0, allowed_steps = 0, protected_objects = 0, said = 0, mutant_bypasses = 0;
+  size_t steps = 0, allowed_steps = 0, protected_objects = 0, partial_policies = 0,
+         mutant_bypasses = 0;
   for (int round = 0; round < policies; ++round) {
     // Roots as the policy spells them and as paths: /w, and now and then a
     // second writable tree, plain, under /private, or the home.
@@ -552,12 +590,18 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
     const std::string source = "policy p {\n  filesystem {\n" + rules + "  }\n}\n";
     INFO(source);
     auto c = Seatbelt(source);
-    REQUIRE(c->result.ok);
+    if (!c->result.ok) {
+      // The one refusal: a `**` whose directories could leave it. Then
+      // towards deny, which must hold everywhere.
+      INFO(c->Diagnostics());
+      REQUIRE(c->Diagnostics().find("error[B3002]: seatbelt cannot keep the directories that "
+                                    "`**` matches") != std::string::npos);
+      c = Seatbelt(source, kHome, {}, true);
+      REQUIRE(c->result.ok);
+      ++partial_policies;
+    }
     const std::string& text = c->result.artifacts[0].bytes;
     INFO(text);
-    const bool escape_said =
-        c->Diagnostics().find("seatbelt cannot keep the directories that `**` matches") !=
-        std::string::npos;
     // The profile without its rename guard: the same walk must find a way
     // through it now and then, or the walk proves nothing.
     std::string unguarded = text;
@@ -640,7 +684,7 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
           for (ir::FsRight right : tree.objects[id].forbidden) {
             if (!allows(right_op(right), path)) continue;
             bypass = true;
-            if (guarded && !escape_said) {
+            if (guarded) {
               FAIL_CHECK("step " << step << ": an object a deny rule takes "
                                  << ir::FsRightName(right) << " from now stands at " << path
                                  << ", where the profile grants it");
@@ -648,13 +692,12 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
           }
         }
       }
-      if (guarded && bypass) said += escape_said;
       if (!guarded) mutant_bypasses += bypass;
     }
   }
   std::cout << "  " << policies << " policies, " << steps << " steps (" << allowed_steps
-            << " allowed), " << protected_objects << " protected objects, " << said
-            << " ways through `**` (warned), " << mutant_bypasses
+            << " allowed), " << protected_objects << " protected objects, " << partial_policies
+            << " policies refused for `**` and walked with --partial, " << mutant_bypasses
             << " policies whose profile without the rename guard lets a denied object through\n";
   CHECK(allowed_steps > steps / 10);  // the walk moves
   CHECK(mutant_bypasses > 0);         // and finds what the guard stops
@@ -704,7 +747,9 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
     }
     const std::string text = "policy p {\n  filesystem {\n" + rules + "  }\n}\n";
     INFO(text);
-    auto c = Seatbelt(text);
+    // --partial: a `**` deny whose directories could be renamed out of it is
+    // otherwise refused; the rename guard changes no decision checked here.
+    auto c = Seatbelt(text, kHome, {}, true);
     REQUIRE(c->result.ok);
     INFO(c->result.artifacts[0].bytes);
     Profile p(c->result.artifacts[0].bytes);

@@ -17,9 +17,11 @@ namespace ward::test {
 
 inline std::unique_ptr<Compiled> Seatbelt(const std::string& source,
                                           const std::optional<std::string>& home = "/Users/agent",
-                                          const std::map<std::string, std::string>& extra = {}) {
+                                          const std::map<std::string, std::string>& extra = {},
+                                          bool partial = false) {
   backend::Options options;
   options.home = home;
+  options.partial = partial;
   return CompileWith(backend::SeatbeltBackend(), source, options, extra);
 }
 
