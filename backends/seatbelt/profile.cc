@@ -350,20 +350,18 @@ bool Under(const std::string& path, const std::string& root) {
   return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
 }
 
-// The guard of a literal deny: its subtree, minus the literal grants under
-// it that allow everything it denies (they hold no object it protects).
+// The guard of a literal pattern whose subtree lacks `rights`: the
+// subtree, minus the literal grants under it that allow all of them (they
+// hold no object it protects).
 std::string LiteralGuard(const ir::Policy& policy, const std::optional<std::string>& home,
-                         const std::string& pattern, const std::vector<const FsEntry*>& denies,
+                         const std::string& pattern, const std::vector<FsRight>& rights,
                          const std::vector<const FsEntry*>& allowed) {
   std::set<std::string> holes;
   for (const FsEntry* a : allowed) {
     if (IsGlob(a->expanded) || a->expanded == pattern || !Under(a->expanded, pattern)) continue;
     bool all = true;
-    for (FsRight right : ir::kFsRights) {
-      if (DeniesRight(denies, right)) {
-        all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
-      }
-    }
+    for (FsRight right : rights)
+      all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
     if (all) holes.insert(a->expanded);
   }
   auto guard = [&](const std::string& spelling) {
@@ -453,8 +451,10 @@ bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& hom
       if (undeletable.empty()) undeletable_span = FirstRule(denies);
       undeletable.push_back(pattern);
     }
+    std::vector<FsRight> rights;
+    for (const FsEntry* d : denies) rights.push_back(d->right);
     guard.own.push_back(IsGlob(pattern) ? Filters(pattern)
-                                        : LiteralGuard(policy, home, pattern, denies, allowed));
+                                        : LiteralGuard(policy, home, pattern, rights, allowed));
     const std::optional<std::string> escape =
         GuardAncestors(pattern, denies, allowed, partial, &guard);
     const std::string what = "seatbelt cannot keep the directories that `**` matches in `" +
@@ -473,6 +473,34 @@ bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& hom
       ok = false;
     }
   }
+  // What a grant lets be written but no rule lets be read, renamed to a
+  // writable place that may be read, could be read there. (A right a copy
+  // would give needs no guard: copying needs reading.)
+  bool readable_destination = false;
+  for (const FsEntry* a : allowed) {
+    readable_destination = readable_destination ||
+                           (a->right == FsRight::kRead &&
+                            policy.filesystem.Decide(a->expanded, FsRight::kWrite, home).allow);
+  }
+  std::vector<std::string> write_only;
+  Span write_only_span;
+  for (const FsEntry* w : allowed) {
+    if (!readable_destination || w->right != FsRight::kWrite) continue;
+    const ir::FsDecision read = policy.filesystem.Decide(w->expanded, FsRight::kRead, home);
+    if (read.allow || !read.pattern.empty()) continue;  // readable, or guarded as a deny
+    if (write_only.empty() && !w->verdict->rules.empty())
+      write_only_span = w->verdict->rules.front();
+    write_only.push_back(w->expanded);
+    guard.own.push_back(IsGlob(w->expanded)
+                            ? Filters(w->expanded)
+                            : LiteralGuard(policy, home, w->expanded, {FsRight::kRead}, allowed));
+  }
+  if (!write_only.empty()) {
+    sink.Warning(Code::kCannotExpress, write_only_span,
+                 "seatbelt keeps what these grants let be written but not read from being renamed "
+                 "(or deleted), or a rename could carry it to where reading is granted: " +
+                     Listing(write_only));
+  }
   if (!undeletable.empty()) {
     sink.Warning(Code::kCannotExpress, undeletable_span,
                  "SBPL checks a delete as it checks a rename: what these deny rules protect "
@@ -484,7 +512,7 @@ bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& hom
   text += ";; name: what a deny rule protects, and each directory above it, keeps its name\n";
   text += ";; (a rename would carry it to a name with a broader decision). No hard link\n";
   text += ";; is ever granted.\n";
-  if (!denied.empty()) {
+  if (!guard.own.empty()) {
     text += "(deny file-write-unlink";
     for (const std::string& f : guard.own) text += "\n    " + f;
     for (const std::string& l : guard.literals) {

@@ -415,6 +415,38 @@ TEST_CASE("seatbelt: grants under a deny that allow what it denies rename freely
   CHECK_FALSE(RenameAllowed(p, "/w/ro", "/w/x"));
 }
 
+TEST_CASE("seatbelt: what may be written but not read stays where reading is not granted") {
+  auto c = Seatbelt(R"(policy p { filesystem {
+    allow read write "/w"
+    allow write "/out"
+    allow read "/out/pub"
+  } })");
+  REQUIRE(c->result.ok);
+  CHECK(c->Diagnostics() ==
+        "test.ward:3:5: warning[B3002]: seatbelt keeps what these grants let be written but not "
+        "read from being renamed (or deleted), or a rename could carry it to where reading is "
+        "granted: /out\n"
+        " 3 |     allow write \"/out\"\n"
+        "   |     ^~~~~~~~~~~~~~~~~~\n");
+  Profile p(c->result.artifacts[0].bytes);
+  CHECK_FALSE(RenameAllowed(p, "/out/log", "/w/log"));
+  CHECK_FALSE(OpAllowed(p, "file-write-unlink", "/out"));
+  CHECK_FALSE(FileAllowed(p, ir::FsRight::kRead, "/out/log"));
+  // Positive controls: written as before; what may be read renames.
+  CHECK(FileAllowed(p, ir::FsRight::kWrite, "/out/log"));
+  CHECK(OpAllowed(p, "file-write-create", "/out/new"));
+  CHECK(RenameAllowed(p, "/out/pub/a", "/w/a"));
+  CHECK(RenameAllowed(p, "/w/a", "/out/a"));
+  // No readable writable place: nothing to carry it to, nothing guarded.
+  auto alone = Seatbelt(R"(policy p { filesystem {
+    allow read "/usr"
+    allow write "/out"
+  } })");
+  REQUIRE(alone->result.ok);
+  CHECK(alone->Diagnostics().empty());
+  CHECK(OpAllowed(Profile(alone->result.artifacts[0].bytes), "file-write-unlink", "/out/log"));
+}
+
 TEST_CASE("seatbelt: renames of globbed, `~` and /private paths") {
   auto c = Seatbelt(R"(policy p { filesystem {
     allow read write "/w", "~", "/tmp"
@@ -511,8 +543,10 @@ TEST_CASE("seatbelt: a `**` whose directories could be renamed out of it") {
 // old name and file-write-create of the new one; link(2) as file-link (of
 // the existing file or of the new name: this model lets a link through when
 // either is granted) and file-write-create of the new name. The claim: an
-// object at a path where a deny rule of the IR takes a right away never
-// stands at a name where the profile grants that right.
+// object at a path where a deny rule of the IR takes a right away, or where
+// no rule grants reading, never stands at a name where the profile grants
+// that right. (Renaming onto an existing name is not modelled: it needs
+// the new name's unlink as well, so it is never easier.)
 struct TreeModel {
   struct Object {
     bool dir = false;
@@ -567,8 +601,8 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
     if (pick(2) == 0) {
       const std::string second = kSecondRoots[pick(3)];
       roots.push_back({second, second == "~" ? kHome : second});
-      rules += std::string("    allow read write") + (pick(3) == 0 ? " exec" : "") + " \"" +
-               second + "\"\n";
+      static const char* kSecondRights[] = {"read write", "read write exec", "write"};
+      rules += std::string("    allow ") + kSecondRights[pick(3)] + " \"" + second + "\"\n";
     }
     auto pattern = [&]() {
       std::string text = roots[pick(static_cast<int>(roots.size()))].first;
@@ -628,7 +662,11 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
         if (original) {
           for (ir::FsRight right : ir::kFsRights) {
             const ir::FsDecision d = c->ir.filesystem.Decide(path, right, home);
-            if (!d.allow && !d.pattern.empty()) o.forbidden.push_back(right);
+            // A right a deny rule takes; or reading, which no rule grants
+            // (other rights, a copy would give as well as a rename).
+            if (!d.allow && (!d.pattern.empty() || right == ir::FsRight::kRead)) {
+              o.forbidden.push_back(right);
+            }
           }
         }
         tree.objects.push_back(o);
@@ -685,8 +723,8 @@ TEST_CASE("seatbelt property: no rename or link carries a denied object to a gra
             if (!allows(right_op(right), path)) continue;
             bypass = true;
             if (guarded) {
-              FAIL_CHECK("step " << step << ": an object a deny rule takes "
-                                 << ir::FsRightName(right) << " from now stands at " << path
+              FAIL_CHECK("step " << step << ": an object whose first name the IR denies "
+                                 << ir::FsRightName(right) << " now stands at " << path
                                  << ", where the profile grants it");
             }
           }
