@@ -428,8 +428,10 @@ std::optional<std::string> GuardAncestors(const std::string& pattern,
 // operation: rename(2) is checked as file-write-unlink of the old name (and
 // file-write-create of the new one). So what a deny rule protects, and each
 // directory above it, keeps its name, and never reaches a name with a
-// broader decision. Hard links are never granted (the profile allows no
-// `file-link`), and the profile says so.
+// broader decision; so does what may be written but not read, when some
+// writable place may be read. Hard links are never granted (the profile
+// allows no `file-link`), and the profile says so. Fails on a `**` whose
+// directories could escape, unless `partial`.
 bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home, bool partial,
                  const std::array<std::vector<FsEntry>, 3>& entries, std::string* out,
                  DiagnosticSink& sink) {
