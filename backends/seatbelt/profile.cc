@@ -478,11 +478,15 @@ bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& hom
   // What a grant lets be written but no rule lets be read, renamed to a
   // writable place that may be read, could be read there. (A right a copy
   // would give needs no guard: copying needs reading.)
+  // Decisions change only where a pattern (of any right) starts, so those
+  // points stand for every place.
   bool readable_destination = false;
-  for (const FsEntry* a : allowed) {
-    readable_destination = readable_destination ||
-                           (a->right == FsRight::kRead &&
-                            policy.filesystem.Decide(a->expanded, FsRight::kWrite, home).allow);
+  for (const auto& list : entries) {
+    for (const FsEntry& e : list) {
+      readable_destination = readable_destination ||
+                             (policy.filesystem.Decide(e.expanded, FsRight::kRead, home).allow &&
+                              policy.filesystem.Decide(e.expanded, FsRight::kWrite, home).allow);
+    }
   }
   std::vector<std::string> write_only;
   Span write_only_span;

@@ -126,6 +126,22 @@ TEST_CASE("seatbelt: what may be written but not read stays where reading is not
   CHECK(OpAllowed(p, "file-write-create", "/out/new"));
   CHECK(RenameAllowed(p, "/out/pub/a", "/w/a"));
   CHECK(RenameAllowed(p, "/w/a", "/out/a"));
+  // A place readable by one rule and writable by another is a destination
+  // too (found by the property test: the IR keeps no `allow read "/w/a"`
+  // under `allow read "/w"`).
+  auto two_rules = Seatbelt(R"(policy p { filesystem {
+    allow read write "/w"
+    allow write "/t"
+    deny write "/w/**"
+    allow read write "/w/a"
+  } })");
+  REQUIRE(two_rules->result.ok);
+  Profile q(two_rules->result.artifacts[0].bytes);
+  CHECK(FileAllowed(q, ir::FsRight::kRead, "/w/a/x"));
+  CHECK(FileAllowed(q, ir::FsRight::kWrite, "/w/a/x"));
+  CHECK_FALSE(RenameAllowed(q, "/t/x", "/w/a/x"));
+  CHECK(FileAllowed(q, ir::FsRight::kWrite, "/t/x"));
+  CHECK(OpAllowed(q, "file-write-create", "/t/new"));
   // No readable writable place: nothing to carry it to, nothing guarded.
   auto alone = Seatbelt(R"(policy p { filesystem {
     allow read "/usr"
