@@ -375,17 +375,34 @@ std::string LiteralGuard(const ir::Policy& policy, const std::optional<std::stri
   return f;
 }
 
+// Whether a directory renamed to where the grant `a` decides can land
+// there: `a` (a literal) or a grant inside it lets it be written. A glob
+// grant is assumed to.
+bool Landable(const ir::Policy& policy, const std::optional<std::string>& home, const FsEntry& a,
+              const std::vector<const FsEntry*>& allowed) {
+  if (IsGlob(a.expanded) || policy.filesystem.Decide(a.expanded, FsRight::kWrite, home).allow) {
+    return true;
+  }
+  for (const FsEntry* w : allowed) {
+    if (w->right == FsRight::kWrite && Under(w->expanded, a.expanded)) return true;
+  }
+  return false;
+}
+
 // Whether a directory `**` matches (after `root`) in a deny could be
 // renamed to where a grant of a right it denies decides what it holds: a
-// grant more specific than the deny, or one outside `root`. Guarding every
-// directory under `root` instead would stop all renames there.
-bool StarStarEscapes(const std::string& pattern, const std::string& root,
+// grant more specific than the deny, or one outside `root`, that a renamed
+// directory can land in. Guarding every directory under `root` instead
+// would stop all renames there.
+bool StarStarEscapes(const ir::Policy& policy, const std::optional<std::string>& home,
+                     const std::string& pattern, const std::string& root,
                      const std::vector<const FsEntry*>& denies,
                      const std::vector<const FsEntry*>& allowed) {
   for (const FsEntry* a : allowed) {
     if (!DeniesRight(denies, a->right)) continue;
-    if (ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
-        !Under(a->expanded, root)) {
+    if ((ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
+         !Under(a->expanded, root)) &&
+        Landable(policy, home, *a, allowed)) {
       return true;
     }
   }
@@ -402,7 +419,9 @@ struct Guard {
 // Returns the root of a `**` whose directories may escape (see
 // StarStarEscapes); with `partial`, everything under that root is guarded
 // instead (towards deny).
-std::optional<std::string> GuardAncestors(const std::string& pattern,
+std::optional<std::string> GuardAncestors(const ir::Policy& policy,
+                                          const std::optional<std::string>& home,
+                                          const std::string& pattern,
                                           const std::vector<const FsEntry*>& denies,
                                           const std::vector<const FsEntry*>& allowed, bool partial,
                                           Guard* guard) {
@@ -416,7 +435,8 @@ std::optional<std::string> GuardAncestors(const std::string& pattern,
     glob = glob || IsGlob(c[k]);
     if (!glob) {
       guard->literals.insert(prefix);
-    } else if (c[k] != "**" || (!escape && StarStarEscapes(pattern, root, denies, allowed))) {
+    } else if (c[k] != "**" ||
+               (!escape && StarStarEscapes(policy, home, pattern, root, denies, allowed))) {
       if (c[k] == "**") escape = root;
       if (c[k] != "**" || partial) guard->prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
     }
@@ -458,7 +478,7 @@ bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& hom
     guard.own.push_back(IsGlob(pattern) ? Filters(pattern)
                                         : LiteralGuard(policy, home, pattern, rights, allowed));
     const std::optional<std::string> escape =
-        GuardAncestors(pattern, denies, allowed, partial, &guard);
+        GuardAncestors(policy, home, pattern, denies, allowed, partial, &guard);
     const std::string what = "seatbelt cannot keep the directories that `**` matches in `" +
                              pattern + "` from being renamed";
     if (escape && partial) {

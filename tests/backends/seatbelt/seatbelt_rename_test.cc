@@ -229,6 +229,15 @@ TEST_CASE("seatbelt: a `**` whose directories could be renamed out of it") {
   CHECK(RenameAllowed(q, "/w/x/y", "/w/z"));
   CHECK_FALSE(OpAllowed(q, "file-write-unlink", "/w/x/y/.git"));
   CHECK_FALSE(OpAllowed(q, "file-write-unlink", "/w/x/y/.git/config"));
+  // A grant of the denied right where nothing can be written is no place
+  // to land: no error.
+  auto read_only = Seatbelt(R"(policy p { filesystem {
+    allow read write "/w"
+    allow read "/usr"
+    deny read "/w/**/.env"
+  } })");
+  REQUIRE(read_only->result.ok);
+  CHECK(read_only->Diagnostics().find("cannot keep") == std::string::npos);
   // A more specific grant inside /w can decide a renamed directory.
   auto specific = Seatbelt(R"(policy p { filesystem {
     allow read write "/w"
