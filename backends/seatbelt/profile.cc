@@ -390,21 +390,21 @@ bool Landable(const ir::Policy& policy, const std::optional<std::string>& home, 
 }
 
 // Whether a directory `**` matches (after `root`) in a deny could be
-// renamed to where a grant of a right it denies decides what it holds: a
-// grant more specific than the deny, or one outside `root`, that a renamed
-// directory can land in. Guarding every directory under `root` instead
-// would stop all renames there.
+// renamed to where a grant of a right it denies decides what it holds (a
+// grant more specific than the deny that it can land in), or out of `root`
+// to any place it can land in: there it is no longer guarded, and what it
+// holds can be renamed on from there, back into `root` under a name the
+// deny does not match. Guarding every directory under `root` instead would
+// stop all renames there.
 bool StarStarEscapes(const ir::Policy& policy, const std::optional<std::string>& home,
                      const std::string& pattern, const std::string& root,
                      const std::vector<const FsEntry*>& denies,
                      const std::vector<const FsEntry*>& allowed) {
   for (const FsEntry* a : allowed) {
-    if (!DeniesRight(denies, a->right)) continue;
-    if ((ir::CompareSpecificity(a->expanded, pattern) > 0 || IsGlob(root) ||
-         !Under(a->expanded, root)) &&
-        Landable(policy, home, *a, allowed)) {
-      return true;
-    }
+    const bool outside = a->right == FsRight::kWrite && (IsGlob(root) || !Under(a->expanded, root));
+    const bool closer =
+        DeniesRight(denies, a->right) && ir::CompareSpecificity(a->expanded, pattern) > 0;
+    if ((outside || closer) && Landable(policy, home, *a, allowed)) return true;
   }
   return false;
 }

@@ -238,6 +238,17 @@ TEST_CASE("seatbelt: a `**` whose directories could be renamed out of it") {
   } })");
   REQUIRE(read_only->result.ok);
   CHECK(read_only->Diagnostics().find("cannot keep") == std::string::npos);
+  // Out of the root to a writable place that grants nothing the deny takes,
+  // and back under another name (found by the property test: /tmp/c
+  // renamed to /w/b/x, then /w/b/x/a/a to /tmp/b/c/x/x/b, executable).
+  auto two_hops = Seatbelt(R"(policy p { filesystem {
+    allow read write "/w"
+    allow read write exec "/tmp"
+    deny exec "/tmp/**/a"
+  } })");
+  CHECK_FALSE(two_hops->result.ok);
+  CHECK(two_hops->Diagnostics().find("error[B3002]: seatbelt cannot keep the directories that "
+                                     "`**` matches in `/tmp/**/a`") != std::string::npos);
   // A more specific grant inside /w can decide a renamed directory.
   auto specific = Seatbelt(R"(policy p { filesystem {
     allow read write "/w"
