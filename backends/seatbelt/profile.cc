@@ -1,6 +1,7 @@
 #include "backends/seatbelt/profile.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "compiler/fs_names.h"
@@ -54,16 +55,10 @@ std::string RegexLiteral(const std::string& text) {
   return out;
 }
 
-// The filters of one rule for a pattern (absolute, `~` expanded).
-std::string Filters(const std::string& pattern) {
-  if (!IsGlob(pattern)) {
-    std::string f = "(subpath " + Quote(pattern) + ")";
-    if (UnderAlias(pattern)) f += " (subpath " + Quote("/private" + pattern) + ")";
-    return f;
-  }
-  const std::string re = PatternRegex(pattern);  // "^/..."
+// The filters for a regex `re` ("^/...") of a glob whose first component
+// is `first`, with its /private form where the sandbox sees one.
+std::string RegexFilters(const std::string& re, const std::string& first) {
   const std::string priv = "^/private" + re.substr(1);
-  const std::string first = ir::PathComponents(pattern).at(0);
   if (IsGlob(first)) {
     // A glob at the root could match /private/tmp/... by its own spelling;
     // there the /tmp spelling decides (README.md), so the pattern applies
@@ -76,10 +71,21 @@ std::string Filters(const std::string& pattern) {
   return f;
 }
 
+// The filters of one rule for a pattern (absolute, `~` expanded).
+std::string Filters(const std::string& pattern) {
+  if (!IsGlob(pattern)) {
+    std::string f = "(subpath " + Quote(pattern) + ")";
+    if (UnderAlias(pattern)) f += " (subpath " + Quote("/private" + pattern) + ")";
+    return f;
+  }
+  return RegexFilters(PatternRegex(pattern), ir::PathComponents(pattern).at(0));
+}
+
 struct FsEntry {
   std::string expanded;
   bool allow = false;
   const ir::FsVerdict* verdict = nullptr;
+  FsRight right = FsRight::kRead;
 };
 
 const char* Operation(FsRight right) {
@@ -296,9 +302,9 @@ const char* kStartup = R"(;; What any process needs to start (README.md, "The st
 (allow ipc-posix-shm-read-data (ipc-posix-name "apple.shm.notification_center"))
 )";
 
-}  // namespace
-
-std::string PatternRegex(const std::string& pattern) {
+// The regex of a glob pattern's own components ("^/a/[^/]+"), without the
+// "or under it" suffix.
+std::string ComponentsRegex(const std::string& pattern) {
   std::string re = "^";
   for (const std::string& c : ir::PathComponents(pattern)) {
     if (c == "**") {
@@ -323,11 +329,237 @@ std::string PatternRegex(const std::string& pattern) {
       }
     }
   }
-  return re + "(/.*)?$";
+  return re;
+}
+
+using Denied = std::map<std::string, std::vector<const FsEntry*>>;  // pattern -> its denies
+
+Span FirstRule(const std::vector<const FsEntry*>& denies) {
+  const auto& rules = denies.front()->verdict->rules;
+  return rules.empty() ? Span{} : rules.front();
+}
+
+bool DeniesRight(const std::vector<const FsEntry*>& denies, FsRight right) {
+  for (const FsEntry* d : denies) {
+    if (d->right == right) return true;
+  }
+  return false;
+}
+
+bool Under(const std::string& path, const std::string& root) {
+  return root == "/" || path == root || path.rfind(root + "/", 0) == 0;
+}
+
+// The guard of a literal pattern whose subtree lacks `rights`: the
+// subtree, minus the literal grants under it that allow all of them (they
+// hold no object it protects).
+std::string LiteralGuard(const ir::Policy& policy, const std::optional<std::string>& home,
+                         const std::string& pattern, const std::vector<FsRight>& rights,
+                         const std::vector<const FsEntry*>& allowed) {
+  std::set<std::string> holes;
+  for (const FsEntry* a : allowed) {
+    if (IsGlob(a->expanded) || a->expanded == pattern || !Under(a->expanded, pattern)) continue;
+    bool all = true;
+    for (FsRight right : rights)
+      all = all && policy.filesystem.Decide(a->expanded, right, home).allow;
+    if (all) holes.insert(a->expanded);
+  }
+  auto guard = [&](const std::string& spelling) {
+    if (holes.empty()) return "(subpath " + Quote(spelling + pattern) + ")";
+    std::string f = "(require-all (subpath " + Quote(spelling + pattern) + ")";
+    for (const std::string& h : holes) f += " (require-not (subpath " + Quote(spelling + h) + "))";
+    return f + ")";
+  };
+  std::string f = guard("");
+  if (UnderAlias(pattern)) f += "\n    " + guard("/private");
+  return f;
+}
+
+// Whether a directory renamed to where the grant `a` decides can land
+// there: `a` (a literal) or a grant inside it lets it be written. A glob
+// grant is assumed to.
+bool Landable(const ir::Policy& policy, const std::optional<std::string>& home, const FsEntry& a,
+              const std::vector<const FsEntry*>& allowed) {
+  if (IsGlob(a.expanded) || policy.filesystem.Decide(a.expanded, FsRight::kWrite, home).allow) {
+    return true;
+  }
+  for (const FsEntry* w : allowed) {
+    if (w->right == FsRight::kWrite && Under(w->expanded, a.expanded)) return true;
+  }
+  return false;
+}
+
+// Whether a directory `**` matches (after `root`) in a deny could be
+// renamed to where a grant of a right it denies decides what it holds (a
+// grant more specific than the deny that it can land in), or out of `root`
+// to any place it can land in: there it is no longer guarded, and what it
+// holds can be renamed on from there, back into `root` under a name the
+// deny does not match. Guarding every directory under `root` instead would
+// stop all renames there.
+bool StarStarEscapes(const ir::Policy& policy, const std::optional<std::string>& home,
+                     const std::string& pattern, const std::string& root,
+                     const std::vector<const FsEntry*>& denies,
+                     const std::vector<const FsEntry*>& allowed) {
+  for (const FsEntry* a : allowed) {
+    const bool outside = a->right == FsRight::kWrite && (IsGlob(root) || !Under(a->expanded, root));
+    const bool closer =
+        DeniesRight(denies, a->right) && ir::CompareSpecificity(a->expanded, pattern) > 0;
+    if ((outside || closer) && Landable(policy, home, *a, allowed)) return true;
+  }
+  return false;
+}
+
+struct Guard {
+  std::vector<std::string> own;                            // the denies' own filters
+  std::set<std::string> literals;                          // literal directories above them
+  std::set<std::pair<std::string, std::string>> prefixes;  // exact regex, first component
+};
+
+// The directories above `pattern` that keep their names, into `guard`.
+// Returns the root of a `**` whose directories may escape (see
+// StarStarEscapes); with `partial`, everything under that root is guarded
+// instead (towards deny).
+std::optional<std::string> GuardAncestors(const ir::Policy& policy,
+                                          const std::optional<std::string>& home,
+                                          const std::string& pattern,
+                                          const std::vector<const FsEntry*>& denies,
+                                          const std::vector<const FsEntry*>& allowed, bool partial,
+                                          Guard* guard) {
+  const std::vector<std::string> c = ir::PathComponents(pattern);
+  std::string prefix;
+  bool glob = false;
+  std::optional<std::string> escape;
+  for (size_t k = 0; k + 1 < c.size(); ++k) {
+    const std::string root = prefix.empty() ? "/" : prefix;
+    prefix += "/" + c[k];
+    glob = glob || IsGlob(c[k]);
+    if (!glob) {
+      guard->literals.insert(prefix);
+    } else if (c[k] != "**" ||
+               (!escape && StarStarEscapes(policy, home, pattern, root, denies, allowed))) {
+      if (c[k] == "**") escape = root;
+      if (c[k] != "**" || partial) guard->prefixes.insert({ComponentsRegex(prefix) + "$", c[0]});
+    }
+  }
+  return escape;
+}
+
+// The rename guard (README.md, "Renames and links"). SBPL has no rename
+// operation: rename(2) is checked as file-write-unlink of the old name (and
+// file-write-create of the new one). So what a deny rule protects, and each
+// directory above it, keeps its name, and never reaches a name with a
+// broader decision; so does what may be written but not read, when some
+// writable place may be read. Hard links are never granted (the profile
+// allows no `file-link`), and the profile says so. Fails on a `**` whose
+// directories could escape, unless `partial`.
+bool RenameGuard(const ir::Policy& policy, const std::optional<std::string>& home, bool partial,
+                 const std::array<std::vector<FsEntry>, 3>& entries, std::string* out,
+                 DiagnosticSink& sink) {
+  bool ok = true;
+  Denied denied;
+  std::vector<const FsEntry*> allowed;
+  for (const auto& list : entries) {
+    for (const FsEntry& e : list) {
+      if (e.allow) allowed.push_back(&e);
+      if (!e.allow) denied[e.expanded].push_back(&e);
+    }
+  }
+  Guard guard;
+  std::vector<std::string> undeletable;
+  Span undeletable_span;
+  for (const auto& [pattern, denies] : denied) {
+    if (policy.filesystem.Decide(pattern, FsRight::kWrite, home).allow) {
+      // Writable, so deletable under the IR; the guard takes that away.
+      if (undeletable.empty()) undeletable_span = FirstRule(denies);
+      undeletable.push_back(pattern);
+    }
+    std::vector<FsRight> rights;
+    for (const FsEntry* d : denies) rights.push_back(d->right);
+    guard.own.push_back(IsGlob(pattern) ? Filters(pattern)
+                                        : LiteralGuard(policy, home, pattern, rights, allowed));
+    const std::optional<std::string> escape =
+        GuardAncestors(policy, home, pattern, denies, allowed, partial, &guard);
+    const std::string what = "seatbelt cannot keep the directories that `**` matches in `" +
+                             pattern + "` from being renamed";
+    if (escape && partial) {
+      sink.Warning(
+          Code::kCannotExpress, FirstRule(denies),
+          what + "; towards deny, nothing under " + *escape + " can be renamed or deleted");
+    } else if (escape) {
+      sink.Error(Code::kCannotExpress, FirstRule(denies),
+                 what +
+                     ": one renamed where another grant decides would lose the deny for what "
+                     "it holds",
+                 "pass --partial to deny renaming and deleting anything under " + *escape +
+                     " instead, or name the directories without `**`");
+      ok = false;
+    }
+  }
+  // What a grant lets be written but no rule lets be read, renamed to a
+  // writable place that may be read, could be read there. (A right a copy
+  // would give needs no guard: copying needs reading.)
+  // Decisions change only where a pattern (of any right) starts, so those
+  // points stand for every place.
+  bool readable_destination = false;
+  for (const auto& list : entries) {
+    for (const FsEntry& e : list) {
+      readable_destination = readable_destination ||
+                             (policy.filesystem.Decide(e.expanded, FsRight::kRead, home).allow &&
+                              policy.filesystem.Decide(e.expanded, FsRight::kWrite, home).allow);
+    }
+  }
+  std::vector<std::string> write_only;
+  Span write_only_span;
+  for (const FsEntry* w : allowed) {
+    if (!readable_destination || w->right != FsRight::kWrite) continue;
+    const ir::FsDecision read = policy.filesystem.Decide(w->expanded, FsRight::kRead, home);
+    if (read.allow || !read.pattern.empty()) continue;  // readable, or guarded as a deny
+    if (write_only.empty() && !w->verdict->rules.empty())
+      write_only_span = w->verdict->rules.front();
+    write_only.push_back(w->expanded);
+    guard.own.push_back(IsGlob(w->expanded)
+                            ? Filters(w->expanded)
+                            : LiteralGuard(policy, home, w->expanded, {FsRight::kRead}, allowed));
+  }
+  if (!write_only.empty()) {
+    sink.Warning(Code::kCannotExpress, write_only_span,
+                 "seatbelt keeps what these grants let be written but not read from being renamed "
+                 "(or deleted), or a rename could carry it to where reading is granted: " +
+                     Listing(write_only));
+  }
+  if (!undeletable.empty()) {
+    sink.Warning(Code::kCannotExpress, undeletable_span,
+                 "SBPL checks a delete as it checks a rename: what these deny rules protect "
+                 "cannot be deleted, though the policy lets it be written: " +
+                     Listing(undeletable));
+  }
+  std::string& text = *out;
+  text += ";; Renames and links. SBPL checks rename(2) as file-write-unlink of the old\n";
+  text += ";; name: what a deny rule protects, and each directory above it, keeps its name\n";
+  text += ";; (a rename would carry it to a name with a broader decision). No hard link\n";
+  text += ";; is ever granted.\n";
+  if (!guard.own.empty()) {
+    text += "(deny file-write-unlink";
+    for (const std::string& f : guard.own) text += "\n    " + f;
+    for (const std::string& l : guard.literals) {
+      text += "\n    (literal " + Quote(l) + ")";
+      if (UnderAlias(l)) text += " (literal " + Quote("/private" + l) + ")";
+    }
+    for (const auto& [re, first] : guard.prefixes) text += "\n    " + RegexFilters(re, first);
+    text += ")\n";
+  }
+  text += "(deny file-link)\n";
+  return ok;
+}
+
+}  // namespace
+
+std::string PatternRegex(const std::string& pattern) {
+  return ComponentsRegex(pattern) + "(/.*)?$";
 }
 
 bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home_in,
-                   Profile* out, DiagnosticSink& sink) {
+                   bool partial, Profile* out, DiagnosticSink& sink) {
   bool ok = true;
   std::optional<std::string> home = home_in;
   if (home) {
@@ -382,7 +614,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
         ok = false;
         continue;
       }
-      list.push_back({expanded, verdict.allow, &verdict});
+      list.push_back({expanded, verdict.allow, &verdict, right});
       if (verdict.allow) {
         std::string prefix;
         // The directories above the pattern's literal part, and that part
@@ -428,6 +660,7 @@ bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& h
     }
   }
   if (!any_fs) text += ";; (no filesystem grants)\n";
+  ok = RenameGuard(policy, home, partial, entries, &text, sink) && ok;
 
   // ---- network ----
   const ir::NetRules& net = policy.network;

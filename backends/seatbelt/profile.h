@@ -21,9 +21,12 @@ struct Profile {
 // Fails (false, errors in `sink`) when the profile cannot hold the policy
 // even approximately: `~` patterns without a home, domain grants without
 // `target seatbelt { proxy_port N }`, a path SBPL strings cannot carry.
-// What it leaves out (towards deny) is a B3002 warning that lists it.
-bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home, Profile* out,
-                   DiagnosticSink& sink);
+// What it leaves out (towards deny) is a B3002 warning that lists it. A
+// deny whose `**` directories could be renamed out of it (README.md,
+// "Renames and links") fails too, unless `partial`: then nothing under the
+// `**`'s root can be renamed or deleted, with a warning.
+bool RenderProfile(const ir::Policy& policy, const std::optional<std::string>& home, bool partial,
+                   Profile* out, DiagnosticSink& sink);
 
 // The SBPL regular expression for a glob pattern (absolute, `~` already
 // expanded): the pattern or anything under what it matches.

@@ -101,6 +101,7 @@ const std::set<std::string>& Operations() {
       "file-write-times",
       "file-write-xattr",
       "file-write-flags",
+      "file-link",
       "file-ioctl",
       "file-map-executable",
       "process*",

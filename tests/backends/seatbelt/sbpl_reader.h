@@ -7,6 +7,8 @@
 // - `(allow|deny OP... FILTER...)`: the rule applies to each operation
 //   named (`file-read*` stands for every operation starting with
 //   `file-read`), when any of its filters matches (no filter: always);
+//   `file-link` (hard links, link(2)) is its own operation, not one of
+//   `file-write*`: only `file*` or `file-link` names it;
 // - for one operation the LAST matching rule decides;
 // - filters: `(literal P)`, `(path P)`: the path itself; `(subpath P)`: P and
 //   everything under it on a component boundary; `(regex R)`: a POSIX

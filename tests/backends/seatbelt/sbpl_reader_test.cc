@@ -98,6 +98,31 @@ TEST_CASE("sbpl reader: the hand-written table") {
        File("process-exec", "/bin/sh"), true},
       {"(version 1)(deny default)(allow file-read* (subpath \"/bin\"))",
        File("process-exec", "/bin/sh"), false},
+      // file-link (link(2)) is not one of file-write*; file* names it.
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))", File("file-link", "/w/a"),
+       false},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))",
+       File("file-write-create", "/w/a"), true},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))",
+       File("file-write-unlink", "/w/a"), true},
+      {"(version 1)(deny default)(allow file* (subpath \"/w\"))", File("file-link", "/w/a"), true},
+      {"(version 1)(deny default)(allow file* (subpath \"/w\"))(deny file-link)",
+       File("file-link", "/w/a"), false},
+      {"(version 1)(deny default)(allow file* (subpath \"/w\"))(deny file-link)",
+       File("file-write-create", "/w/a"), true},
+      // A deny of one operation leaves the others of a wildcard grant.
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))(deny file-write-unlink "
+       "(literal \"/w/a\"))",
+       File("file-write-unlink", "/w/a"), false},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))(deny file-write-unlink "
+       "(literal \"/w/a\"))",
+       File("file-write-unlink", "/w/a/b"), true},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))(deny file-write-unlink "
+       "(literal \"/w/a\"))",
+       File("file-write-create", "/w/a"), true},
+      {"(version 1)(deny default)(allow file-write* (subpath \"/w\"))(deny file-write-unlink "
+       "(literal \"/w/a\"))",
+       File("file-write-data", "/w/a"), true},
       // Regular expressions are searched; anchors are the profile's to write.
       {"(version 1)(deny default)(allow file-read* (regex #\"^/a/[^/]+/c(/.*)?$\"))",
        File("file-read-data", "/a/b/c"), true},
