@@ -20,6 +20,8 @@
 #include <set>
 #include <string>
 
+#include "tests/enforcers/linux/scratch.h"
+
 namespace ward::enforce {
 namespace {
 
@@ -33,32 +35,6 @@ const bool kRoot = [] {
   return true;
 }();
 
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    std::string t = (fs::temp_directory_path() / "ward-files-root-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()) != nullptr);
-    dir = t;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string operator/(const std::string& name) const { return dir + "/" + name; }
-};
-
-std::set<std::string> Names(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
-
-struct stat Lstat(const std::string& path) {
-  struct stat st {};
-  REQUIRE(lstat(path.c_str(), &st) == 0);
-  return st;
-}
-
 // A character device like /dev/null (1:3) or /dev/full (1:7), in the scratch folder.
 std::string Device(const Scratch& s, const std::string& name, unsigned minor) {
   const std::string path = s / name;
@@ -68,7 +44,7 @@ std::string Device(const Scratch& s, const std::string& name, unsigned minor) {
 
 TEST_CASE("WriteUserFile: a character device is written through and stays the same node",
           "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   const std::string null = Device(s, "null", 3);
   fs::create_symlink("null", s / "link");
   const struct stat before = Lstat(null);
@@ -87,7 +63,7 @@ TEST_CASE(
     "WriteUserFile: a device that refuses the write is an error (positive control: "
     "the same node type takes it)",
     "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   const std::string full = Device(s, "full", 7);
   std::string error;
   CHECK_FALSE(WriteUserFile(full, "x", &error));
@@ -97,7 +73,7 @@ TEST_CASE(
 }
 
 TEST_CASE("WriteUserFile: a block device is refused, never opened", "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   // A loop device number no loop device has: nothing could be reached.
   const std::string disk = s / "disk";
   REQUIRE(mknod(disk.c_str(), S_IFBLK | 0600, makedev(7, 250)) == 0);
@@ -112,7 +88,7 @@ TEST_CASE("WriteUserFile: a block device is refused, never opened", "[root][file
 }
 
 TEST_CASE("StagedFiles: a device staged with a failing file is never written", "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   const std::string full = Device(s, "full", 7);  // any write would fail: none is tried
   fs::create_directory(s / "in-the-way");
   StagedFiles files;
@@ -128,7 +104,7 @@ TEST_CASE(
     "WriteUserFile: in a sticky folder others may write, another user's link is not "
     "followed (fs.protected_symlinks)",
     "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   fs::create_directory(s / "tmp");
   REQUIRE(chmod((s / "tmp").c_str(), 01777) == 0);
   std::ofstream(s / "precious") << "root's\n";
@@ -149,7 +125,7 @@ TEST_CASE(
 }
 
 TEST_CASE("WriteUserFile: a replaced file keeps its owner and mode", "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   std::ofstream(s / "theirs") << "old\n";
   REQUIRE(chown((s / "theirs").c_str(), 1234, 1235) == 0);
   REQUIRE(chmod((s / "theirs").c_str(), 0604) == 0);
@@ -163,7 +139,7 @@ TEST_CASE("WriteUserFile: a replaced file keeps its owner and mode", "[root][fil
 
 TEST_CASE("OpenStateDir and OpenStateFile: another user's folder or file is refused",
           "[root][files]") {
-  Scratch s;
+  Scratch s("ward-files-root");
   std::string error;
   fs::create_directory(s / "foreign");
   REQUIRE(chmod((s / "foreign").c_str(), 0700) == 0);

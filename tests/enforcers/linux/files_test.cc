@@ -21,24 +21,12 @@
 #include <string>
 #include <thread>
 
+#include "tests/enforcers/linux/scratch.h"
+
 namespace ward::enforce {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Scratch {
-  std::string dir;
-  Scratch() {
-    std::string t = (fs::temp_directory_path() / "ward-files-XXXXXX").string();
-    REQUIRE(mkdtemp(t.data()) != nullptr);
-    dir = t;
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir, ec);
-  }
-  std::string operator/(const std::string& name) const { return dir + "/" + name; }
-};
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -47,19 +35,6 @@ std::string Slurp(const std::string& path) {
 
 void Put(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
-}
-
-// Every name in `dir` (temporary files included: they start with a dot).
-std::set<std::string> Names(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::directory_iterator(dir)) out.insert(e.path().filename().string());
-  return out;
-}
-
-struct stat Lstat(const std::string& path) {
-  struct stat st {};
-  REQUIRE(lstat(path.c_str(), &st) == 0);
-  return st;
 }
 
 // Reads a FIFO to its end on a thread, from before the write.
