@@ -309,6 +309,21 @@ class ConditionBuilder {
 
 // ---- lowering -------------------------------------------------------------
 
+// A path of argument bits as one (mask, value) test per argument, by arg.
+std::vector<ArgTest> TestsOf(const std::vector<std::pair<Bdd::Var, bool>>& path) {
+  std::array<uint64_t, 6> mask{}, value{};
+  for (auto [var, bit] : path) {
+    const int arg = static_cast<int>(var / 64), b = 63 - static_cast<int>(var % 64);
+    mask[arg] |= uint64_t{1} << b;
+    if (bit) value[arg] |= uint64_t{1} << b;
+  }
+  std::vector<ArgTest> tests;
+  for (int arg = 0; arg < 6; ++arg) {
+    if (mask[arg]) tests.push_back({arg, mask[arg], value[arg]});
+  }
+  return tests;
+}
+
 bool LetsRun(const SysAction& a) {
   return a.kind == SysAction::Kind::kAllow || a.kind == SysAction::Kind::kLog;
 }
@@ -431,16 +446,8 @@ class Lowerer {
     bdd_.ForEachPath(f, [&](const std::vector<std::pair<Bdd::Var, bool>>& path, uint64_t leaf) {
       Region region;
       region.action = Decode(CodeOf(leaf));
-      std::array<uint64_t, 6> mask{}, value{};
-      for (auto [var, bit] : path) {
-        const int arg = static_cast<int>(var / 64), b = 63 - static_cast<int>(var % 64);
-        mask[arg] |= uint64_t{1} << b;
-        if (bit) value[arg] |= uint64_t{1} << b;
-        cube[var] = bit;
-      }
-      for (int arg = 0; arg < 6; ++arg) {
-        if (mask[arg]) region.tests.push_back({arg, mask[arg], value[arg]});
-      }
+      region.tests = TestsOf(path);
+      for (auto [var, bit] : path) cube[var] = bit;
       // Below the region's last test every input is in the region, and so
       // is every leaf reachable from there.
       uint32_t rules = 0;
@@ -487,15 +494,7 @@ class Lowerer {
     std::vector<Region::Cited> cited;
     for (const auto& [tests, set] : pieces) {
       Region::Cited c;
-      std::array<uint64_t, 6> mask{}, value{};
-      for (auto [var, bit] : tests) {
-        const int arg = static_cast<int>(var / 64), b = 63 - static_cast<int>(var % 64);
-        mask[arg] |= uint64_t{1} << b;
-        if (bit) value[arg] |= uint64_t{1} << b;
-      }
-      for (int arg = 0; arg < 6; ++arg) {
-        if (mask[arg]) c.tests.push_back({arg, mask[arg], value[arg]});
-      }
+      c.tests = TestsOf(tests);
       for (uint32_t r : sets_.Rules(set)) c.rules.push_back(pool_[r].rule->span);
       cited.push_back(std::move(c));
     }
