@@ -17,7 +17,8 @@ class Seatbelt final : public Backend {
                  DiagnosticSink& sink) const override {
     Result result;
     seatbelt::Profile profile;
-    if (!seatbelt::RenderProfile(policy, options.home, options.partial, &profile, sink)) return result;
+    if (!seatbelt::RenderProfile(policy, options.home, options.partial, &profile, sink))
+      return result;
     result.artifacts.push_back({policy.name + ".sb", std::move(profile.text)});
     result.enforced = std::move(profile.enforced);
     result.ok = true;

@@ -71,16 +71,18 @@ TEST_CASE("check: folders expand to the .ward files below them") {
 
 TEST_CASE("check: reports what only lowering finds, as compile does") {
   // Precedence rule 3: two unconditional actions in one policy.
-  std::string p = WriteTemp("conflict.ward",
-                            "policy p { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n");
+  std::string p =
+      WriteTemp("conflict.ward", "policy p { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n");
   const std::string expected =
-      p + ":3:5: error[W1043]: policy 'p' gives 'ptrace' two unconditional actions: allow and kill\n"
-          " 3 |     kill ptrace\n"
-          "   |     ^~~~~~~~~~~\n" +
-      p + ":2:5: note: the other rule\n"
-          " 2 |     allow ptrace\n"
-          "   |     ^~~~~~~~~~~~\n"
-          "  = hint: make the rules agree, or narrow one so that they no longer overlap\n";
+      p +
+      ":3:5: error[W1043]: policy 'p' gives 'ptrace' two unconditional actions: allow and kill\n"
+      " 3 |     kill ptrace\n"
+      "   |     ^~~~~~~~~~~\n" +
+      p +
+      ":2:5: note: the other rule\n"
+      " 2 |     allow ptrace\n"
+      "   |     ^~~~~~~~~~~~\n"
+      "  = hint: make the rules agree, or narrow one so that they no longer overlap\n";
   Run r = Ward("check --color never " + p, kStd);
   CHECK(r.status == 1);
   CHECK(r.out == "checked 1 file, 1 policy: 1 error, 0 warnings\n");
@@ -91,11 +93,12 @@ TEST_CASE("check: reports what only lowering finds, as compile does") {
   CHECK(c.err == expected);
   // In an abstract policy nothing extends, once; in a base two policies
   // extend, once.
-  std::string a = WriteTemp("abstract.ward",
-                            "abstract policy b { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n"
-                            "policy c1 extends b {}\npolicy c2 extends b {}\n"
-                            "abstract policy lone { syscalls {\n    errno EPERM kill\n"
-                            "    errno EACCES kill if arg1 == 9\n} }\n");
+  std::string a =
+      WriteTemp("abstract.ward",
+                "abstract policy b { syscalls {\n    allow ptrace\n    kill ptrace\n} }\n"
+                "policy c1 extends b {}\npolicy c2 extends b {}\n"
+                "abstract policy lone { syscalls {\n    errno EPERM kill\n"
+                "    errno EACCES kill if arg1 == 9\n} }\n");
   Run b = Ward("check --color never " + a, kStd);
   CHECK(b.status == 1);
   CHECK(b.out == "checked 1 file, 4 policies: 2 errors, 0 warnings\n");
@@ -111,8 +114,9 @@ TEST_CASE("check: reports what only lowering finds, as compile does") {
   CHECK(g.err.find(big + ":2:5: error[W1043]: the conditions on 'prctl' split its arguments into "
                          "more than 4096 regions on x86_64") == 0);
   // The positive control: the same rules without the clash check clean.
-  std::string ok = WriteTemp("noconflict.ward",
-                             "policy p { syscalls {\n    allow ptrace\n    kill ptrace if arg0 == 16\n} }\n");
+  std::string ok =
+      WriteTemp("noconflict.ward",
+                "policy p { syscalls {\n    allow ptrace\n    kill ptrace if arg0 == 16\n} }\n");
   CHECK(Ward("check " + ok, kStd).status == 0);
 }
 

@@ -1130,11 +1130,13 @@ class Generator {
   // action, the direct one conditional two times in three.
   std::pair<std::string, std::string> GroupAndDirect() {
     static const std::vector<std::pair<std::string, std::string>> kMembers = {
-        {"@network-io", "socket"}, {"@process", "clone"},      {"@process", "prctl"},
-        {"@ga", "ioctl"},          {"@gb", "personality"},     {"@gb", "kill"},
-        {"@system-service", "read"}, {"@system-service", "socket"}, {"@basic-io", "read"}};
-    static const std::vector<std::string> kEvery = {"allow", "log",         "notify", "errno EPERM",
-                                                    "trap",  "kill-thread", "kill",   "errno EACCES"};
+        {"@network-io", "socket"},   {"@process", "clone"},
+        {"@process", "prctl"},       {"@ga", "ioctl"},
+        {"@gb", "personality"},      {"@gb", "kill"},
+        {"@system-service", "read"}, {"@system-service", "socket"},
+        {"@basic-io", "read"}};
+    static const std::vector<std::string> kEvery = {
+        "allow", "log", "notify", "errno EPERM", "trap", "kill-thread", "kill", "errno EACCES"};
     const auto& [group, member] = Pick(kMembers);
     std::string direct = Pick(kEvery) + " " + member;
     if (Coin(3)) {
@@ -1496,8 +1498,7 @@ TEST_CASE("property: the regions decide every call as the reference evaluator do
       REQUIRE(ExactlyOneRegion(l.ir, arch, name, args));
       // What explain cites for the call holds for it and gives its action
       // (unless the region's pieces were too many to keep).
-      if (const ir::Region* region = l.ir.Find(arch, name, args);
-          region && !region->cited_capped) {
+      if (const ir::Region* region = l.ir.Find(arch, name, args); region && !region->cited_capped) {
         for (Span s : region->RulesFor(args)) {
           const ast::SysRule& r = *by_span.at(s.begin);
           INFO("cited " << l.Text(s));

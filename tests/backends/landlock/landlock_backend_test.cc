@@ -266,8 +266,8 @@ TEST_CASE("landlock property: TCP port grants hold at every address, over awkwar
     for (uint16_t port : {uint16_t{1}, uint16_t{7}, uint16_t{65535}}) ports.push_back(port);
     for (uint16_t port : ports) {
       for (const bool ingress : {false, true}) {
-        const bool everywhere = ingress ? !bind || r.bind_tcp.Contains(port)
-                                        : !connect || r.connect_tcp.Contains(port);
+        const bool everywhere =
+            ingress ? !bind || r.bind_tcp.Contains(port) : !connect || r.connect_tcp.Contains(port);
         bool somewhere = false;
         for (const net::Addr& a : witnesses) {
           net::Probe p;
@@ -277,8 +277,8 @@ TEST_CASE("landlock property: TCP port grants hold at every address, over awkwar
           p.port = port;
           const bool allowed = net::Reference(c.rules, p);
           somewhere |= allowed;
-          INFO((ingress ? "bind" : "connect") << " tcp port " << port << " granted by landlock; "
-                                              << p.Describe() << " is denied");
+          INFO((ingress ? "bind" : "connect")
+               << " tcp port " << port << " granted by landlock; " << p.Describe() << " is denied");
           if (everywhere) REQUIRE(allowed);
         }
         if (!ingress && somewhere) {

@@ -375,7 +375,8 @@ TEST_CASE("rule 1: a direct conditional allow leaves no group grant in the filte
     CHECK(Run(*c, kSocket, {kAfNetlink}) == Errno(EPERM));
     CHECK(Run(*c, kSocket, {kAfPacket}) == Errno(EPERM));
     CHECK(Run(*c, kSocket, {kAfInet | kBit32}) == kAllow);  // the kernel reads AF_INET
-    for (uint64_t family : {kAfUnix, kAfInet, kAfInet6}) CHECK(Run(*c, kSocket, {family}) == kAllow);
+    for (uint64_t family : {kAfUnix, kAfInet, kAfInet6})
+      CHECK(Run(*c, kSocket, {family}) == kAllow);
     CHECK(Run(*c, kConnect) == kAllow);  // the group's other members
     constexpr uint32_t kAarch64Socket = 198;
     CHECK(Run(*c, kAarch64Socket, {kAfNetlink}, Arch::kAarch64) == Errno(EPERM));

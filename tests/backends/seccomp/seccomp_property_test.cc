@@ -78,13 +78,20 @@ class Generator {
   // {group rule, direct rule}; the direct one conditional two times in three.
   std::vector<std::string> GroupAndDirect() {
     static const std::vector<std::pair<std::string, std::string>> kMembers = {
-        {"@network-io", "socket"},       {"@network-io", "listen"},
-        {"@network-io", "shutdown"},     {"@process", "kill"},
-        {"@process", "prctl"},           {"@process", "clone"},
-        {"@process", "tgkill"},          {"@basic-io", "lseek"},
-        {"@basic-io", "dup3"},           {"@system-service", "ioctl"},
-        {"@system-service", "personality"}, {"@system-service", "madvise"},
-        {"@system-service", "flock"},    {"@system-service", "socket"}};
+        {"@network-io", "socket"},
+        {"@network-io", "listen"},
+        {"@network-io", "shutdown"},
+        {"@process", "kill"},
+        {"@process", "prctl"},
+        {"@process", "clone"},
+        {"@process", "tgkill"},
+        {"@basic-io", "lseek"},
+        {"@basic-io", "dup3"},
+        {"@system-service", "ioctl"},
+        {"@system-service", "personality"},
+        {"@system-service", "madvise"},
+        {"@system-service", "flock"},
+        {"@system-service", "socket"}};
     const auto& [group, member] = Pick(kMembers);
     std::string direct = Pick(kActions) + " " + member;
     if (Coin(3)) {

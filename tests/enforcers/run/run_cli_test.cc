@@ -562,28 +562,28 @@ TEST_CASE("ward run: binds follow the ingress rules, ephemeral ones work", "[roo
   CHECK(r.out == "ok EPERM EPERM ok ok\n");
 }
 
-TEST_CASE("ward run: a direct conditional allow of socket leaves no group grant of it",
-          "[root]") {
+TEST_CASE("ward run: a direct conditional allow of socket leaves no group grant of it", "[root]") {
   // linux-base allows socket through @system-service; the child grants
   // AF_UNIX and AF_INET directly, so AF_INET6 goes to linux-base's default.
   auto policy = [&](const std::string& name, const std::string& syscalls) {
-    return WriteTemp(name + ".ward", "ward 1\nimport \"std/linux.ward\"\npolicy " + name +
-                                         " extends linux-base {\n  filesystem {\n    allow read \"" +
-                                         ScratchDir() + "\"\n  }\n" + syscalls + "}\n");
+    return WriteTemp(name + ".ward",
+                     "ward 1\nimport \"std/linux.ward\"\npolicy " + name +
+                         " extends linux-base {\n  filesystem {\n    allow read \"" + ScratchDir() +
+                         "\"\n  }\n" + syscalls + "}\n");
   };
   const std::string narrowed =
       policy("rt-rule1", "  syscalls {\n    allow socket if arg0 in [AF_UNIX, AF_INET]\n  }\n");
   const std::string base = policy("rt-rule1-base", "");
-  const std::string script = WriteTemp(
-      "families.py",
-      "import errno, socket\n"
-      "def make(family):\n"
-      "    try:\n"
-      "        socket.socket(family, socket.SOCK_DGRAM).close()\n"
-      "        return 'ok'\n"
-      "    except OSError as e:\n"
-      "        return errno.errorcode[e.errno]\n"
-      "print(make(socket.AF_UNIX), make(socket.AF_INET), make(socket.AF_INET6))\n");
+  const std::string script =
+      WriteTemp("families.py",
+                "import errno, socket\n"
+                "def make(family):\n"
+                "    try:\n"
+                "        socket.socket(family, socket.SOCK_DGRAM).close()\n"
+                "        return 'ok'\n"
+                "    except OSError as e:\n"
+                "        return errno.errorcode[e.errno]\n"
+                "print(make(socket.AF_UNIX), make(socket.AF_INET), make(socket.AF_INET6))\n");
   CHECK(Shell("/usr/bin/python3 " + script).out == "ok ok ok\n");  // positive control
   Run b = Ward("run " + base + " -- /usr/bin/python3 " + script, kStdEnv);
   INFO(b.err);
