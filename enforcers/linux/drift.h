@@ -42,4 +42,11 @@ struct LiveState {
 bool ReadLive(const ir::Policy& desired, const Target& target, std::string_view enforcer,
               const ApplyOptions& options, LiveState* out, std::string* error);
 
+// The two halves ReadLive dispatches to (drift.cc): linux/nftables_live.cc
+// and linux/ebpf_live.cc.
+bool ReadLiveNftables(const ir::Policy& desired, const Target& target,
+                      const ApplyOptions& options, LiveState* out, std::string* error);
+bool ReadLiveEbpf(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
+                  LiveState* out, std::string* error);
+
 }  // namespace ward::enforce

@@ -1,0 +1,88 @@
+// wardd's service: what each RPC of ward.agent.v1 does, with no gRPC in it
+// (only the generated protobuf messages, agent.pb.h). The one adapter layer
+// that includes grpcpp (server.cc) authenticates the caller, checks the
+// role against the exact method path, and calls these.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ward/agent/v1/agent.pb.h"
+
+namespace ward::agent {
+
+namespace v1 = ::ward::agent::v1;
+
+enum class Role { kNone, kReader, kOperator };
+
+struct Caller {
+  std::string identity;  // "uid:0", "uid:1000", or the certificate's URI SAN / CN
+  Role role = Role::kNone;
+};
+
+// A gRPC status without gRPC: `code` is a grpc::StatusCode value.
+struct RpcStatus {
+  enum Code {
+    kOk = 0,
+    kCancelled = 1,
+    kInvalidArgument = 3,
+    kNotFound = 5,
+    kPermissionDenied = 7,
+    kResourceExhausted = 8,
+    kFailedPrecondition = 9,
+    kAborted = 10,
+    kInternal = 13,
+    kUnavailable = 14,
+  };
+  int code = kOk;
+  std::string message;
+  bool ok() const { return code == kOk; }
+};
+
+struct AgentOptions {
+  std::string state_dir = "/var/lib/ward";
+  bool repair = false;  // repair drift found while running (default: report only)
+  // Implicit denies the enforcers add so that no sandbox reaches wardd: its
+  // unix socket paths and TCP listener ports.
+  std::vector<std::string> socket_paths;
+  std::vector<uint16_t> tcp_ports;
+};
+
+class Subscription {
+ public:
+  virtual ~Subscription() = default;
+  // The next event; false when none came within `timeout` (call again) or
+  // the agent is shutting down (`*closed`).
+  virtual bool Next(v1::Event* event, std::chrono::milliseconds timeout, bool* closed) = 0;
+};
+
+class Agent {
+ public:
+  virtual ~Agent() = default;
+  // Takes the state folder's lock (a second agent on it is refused, with
+  // *error saying which process holds it), rolls every intent record
+  // forward to what the kernel holds, then re-applies the desired state.
+  static std::unique_ptr<Agent> Open(const AgentOptions& options, std::string* error);
+
+  virtual RpcStatus Apply(const Caller& caller, const v1::ApplyRequest& request,
+                          v1::ApplyResponse* response) = 0;
+  virtual RpcStatus Remove(const Caller& caller, const v1::RemoveRequest& request,
+                           v1::RemoveResponse* response) = 0;
+  virtual RpcStatus List(const Caller& caller, const v1::ListRequest& request,
+                         v1::ListResponse* response) = 0;
+  virtual RpcStatus Get(const Caller& caller, const v1::GetRequest& request,
+                        v1::GetResponse* response) = 0;
+  virtual RpcStatus Check(const Caller& caller, const v1::CheckRequest& request,
+                          v1::CheckResponse* response) = 0;
+  virtual std::unique_ptr<Subscription> Watch(const Caller& caller) = 0;
+  // Ends every subscription and background thread; then the object may go.
+  virtual void Shutdown() = 0;
+};
+
+// Whether an agent holds the lock of `state_dir` now (`ward apply` refuses
+// to work behind its back); *holder: its pid when known.
+bool AgentHolds(const std::string& state_dir, int64_t* holder);
+
+}  // namespace ward::agent
