@@ -31,6 +31,10 @@ packages=(
   dnsmasq-base
   # the CI integrations' tests create git repositories
   git
+  # wardd and the remote commands: gRPC 1.51 and protobuf (libgrpc++-dev
+  # pulls in neither the compiler nor the plugin; without the plugin
+  # find_package(gRPC) fails), and the stock client the tests use
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
 )
 
 missing=()

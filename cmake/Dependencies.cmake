@@ -103,3 +103,9 @@ if(WARD_STATIC_DEPS)
     add_link_options(-Wl,-z,pack-relative-relocs)
   endif()
 endif()
+
+# wardd and the remote commands (enforcers/agent/): protobuf through CMake's
+# own module, then gRPC's config (it needs protobuf-compiler-grpc's plugin
+# targets). Debian 12: gRPC 1.51, protobuf 3.21.
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
