@@ -1,0 +1,221 @@
+// [root] Drift, nftables half (enforcers/linux/drift.h): a policy applied
+// with the nftables enforcer in a fresh network namespace, the table then
+// changed behind Ward's back with nft commands, and ReadLive's answer
+// asserted exactly: in sync or not, the lines ir::Diff(desired, live)
+// gives (the permissions gained and lost), the foreign objects named.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "backends/nftables/nftables_backend.h"
+#include "compiler/diff.h"
+#include "enforcers/linux/drift.h"
+#include "enforcers/linux/nftables.h"
+#include "tests/backends/compile_fixture.h"
+#include "tests/backends/nftables/netns_fixture.h"
+
+namespace ward::test {
+namespace {
+
+const bool kRoot = (RequireRoot("enforcers_drift_nftables_test"), true);
+
+const char* kRules = R"(
+    allow tcp to 10.0.0.1 port 443
+    allow tcp to 10.1.0.0/16 ports 8000-8100
+    allow udp to 10.0.0.53 port 53
+    allow icmp to 10.2.0.0/16
+    allow ingress tcp from 10.3.0.0/16 port 22
+)";
+
+// Policy `drift` with `rules` as its network section.
+std::string Source(const std::string& rules) {
+  return "policy drift {\n  network {\n" + rules + "  }\n}\n";
+}
+const std::string kPolicy = Source(kRules);
+
+ir::Policy Lowered(const std::string& source) {
+  return CompileWith(backend::NftablesBackend(), source)->ir;
+}
+
+void Apply(const ir::Policy& policy, const enforce::Target& target,
+           const enforce::ApplyOptions& options = {}) {
+  DiagnosticSink sink;
+  std::string error;
+  const enforce::NetworkEnforcer* nft = enforce::FindNetworkEnforcer("nftables");
+  REQUIRE(nft != nullptr);
+  const bool ok = nft->Apply(policy, target, options, sink, &error);
+  INFO(error);
+  REQUIRE(ok);
+}
+
+enforce::LiveState Live(const ir::Policy& policy, const enforce::Target& target) {
+  enforce::LiveState live;
+  std::string error;
+  const bool ok = enforce::ReadLive(policy, target, "nftables", {}, &live, &error);
+  INFO(error);
+  REQUIRE(ok);
+  return live;
+}
+
+// The diff's lines, each with its kind: "widened + egress tcp ...".
+std::vector<std::string> Lines(const ir::Policy& desired, const enforce::LiveState& live) {
+  std::vector<std::string> out;
+  for (const ir::Change& c : ir::Diff(desired, live.live).changes) {
+    out.push_back(std::string(ir::KindName(c.kind)) + " " + c.line);
+  }
+  return out;
+}
+
+void Nft(const std::string& commands) {
+  std::string error;
+  INFO(commands);
+  const bool ok = enforce::RunNft(commands, false, false, nullptr, &error);
+  INFO(error);
+  REQUIRE(ok);
+}
+
+// The handle of the rule of `chain` whose JSON contains `needle`.
+uint64_t HandleOf(const std::string& chain, const std::string& needle) {
+  std::string text, error;
+  REQUIRE(enforce::RunNft("list chain inet ward_drift " + chain, false, true, &text, &error));
+  const nlohmann::json listing = nlohmann::json::parse(text);
+  for (const auto& item : listing["nftables"]) {
+    if (!item.contains("rule")) continue;
+    if (item["rule"]["expr"].dump().find(needle) != std::string::npos) {
+      return item["rule"]["handle"].get<uint64_t>();
+    }
+  }
+  FAIL("no rule in " << chain << " with " << needle);
+  return 0;
+}
+
+enforce::Target UidTarget(uint32_t uid) {
+  enforce::Target t;
+  t.kind = enforce::Target::Kind::kUid;
+  t.uid = uid;
+  return t;
+}
+
+enforce::Target CgroupTarget(const TestCgroup& c) {
+  enforce::Target t;
+  t.kind = enforce::Target::Kind::kCgroup;
+  t.cgroup = c.path();
+  return t;
+}
+
+#define CHECK_LINES(desired, live, ...)                         \
+  do {                                                          \
+    const std::vector<std::string> got_ = Lines(desired, live); \
+    const std::vector<std::string> want_ = __VA_ARGS__;         \
+    CHECK(got_ == want_);                                       \
+  } while (0)
+
+TEST_CASE("drift nftables: an untouched table is in sync, on a uid and on a cgroup", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  TestCgroup cgroup("drift");
+  for (const enforce::Target& target : {UidTarget(4242), CgroupTarget(cgroup)}) {
+    Apply(policy, target);
+    const enforce::LiveState live = Live(policy, target);
+    CHECK(live.present);
+    CHECK(live.in_sync);
+    CHECK(live.generation >= 1);
+    CHECK(live.unknown.empty());
+    CHECK(Lines(policy, live).empty());
+    CHECK(live.live.network == policy.network);
+  }
+}
+
+TEST_CASE("drift nftables: a deleted rule is the exact permission lost or gained", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  TestCgroup cgroup("drift");
+  const enforce::Target target = CgroupTarget(cgroup);
+  Apply(policy, target);
+
+  // The egress lookup of the UDP grant: that grant is lost.
+  Nft("delete rule inet ward_drift egress handle " +
+      std::to_string(HandleOf("egress", "\"@egress_v4_udp_exact\"")));
+  enforce::LiveState live = Live(policy, target);
+  CHECK(live.present);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK_LINES(policy, live, {"narrowed - egress udp 10.0.0.53/32 ports 53"});
+
+  // The reject at the end of egress_reject: UDP and ICMP leave unchecked.
+  Apply(policy, target);
+  REQUIRE(Live(policy, target).in_sync);
+  Nft("delete rule inet ward_drift egress_reject handle " +
+      std::to_string(HandleOf("egress_reject", "admin-prohibited")));
+  live = Live(policy, target);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  // Exactly what a policy that also allowed every UDP and ICMP flow out
+  // would add (the compiler's IR of it, not the decoder's).
+  const ir::Policy wider =
+      Lowered(Source(std::string(kRules) + "    allow udp to any\n    allow icmp to any\n"));
+  const std::vector<std::string> gains =
+      Lines(policy, enforce::LiveState{true, true, 0, wider, {}});
+  CHECK(Lines(policy, live) == gains);
+  REQUIRE(gains.size() == 9);
+  CHECK(gains[0] ==
+        "widened + egress udp "
+        "0.0.0.0/5,8.0.0.0/7,10.0.0.0/27,10.0.0.32/28,10.0.0.48/30,10.0.0.52/32");
+  CHECK(gains[1] == "widened + egress icmp 0.0.0.0/5,8.0.0.0/7,10.0.0.0/15");
+  CHECK(gains[2] == "widened + egress udp 10.0.0.53/32 ports 1-52,54-65535");
+}
+
+TEST_CASE("drift nftables: a deleted table leaves the scope unenforced", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  const enforce::Target target = UidTarget(4242);
+  Apply(policy, target);
+  Nft("delete table inet ward_drift");
+  const enforce::LiveState live = Live(policy, target);
+  CHECK_FALSE(live.present);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  // Nothing enforced: exactly what `allow to any` both ways adds.
+  const ir::Policy open = Lowered(Source("    allow to any\n    allow ingress from any\n"));
+  const std::vector<std::string> gains = Lines(policy, enforce::LiveState{true, true, 0, open, {}});
+  CHECK(Lines(policy, live) == gains);
+  REQUIRE(gains.size() >= 4);
+  CHECK(gains[0] == "widened + egress tcp 0.0.0.0/5,8.0.0.0/7,10.0.0.0/32");
+  CHECK(gains[3] == "widened + egress tcp 10.0.0.1/32 ports 1-442,444-65535");
+}
+
+TEST_CASE("drift nftables: an element added to an allow set is the exact gain", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  const enforce::Target target = UidTarget(4242);
+  Apply(policy, target);
+  // (The hash sets are sized to their elements: an interval set takes one.)
+  Nft("add element inet ward_drift egress_v4_tcp_ranges { 10.9.9.0/24 . 25 }");
+  const enforce::LiveState live = Live(policy, target);
+  CHECK(live.present);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK_LINES(policy, live, {"widened + egress tcp 10.9.9.0/24 ports 25"});
+}
+
+TEST_CASE("drift nftables: a foreign rule in Ward's chain is unknown, never merged", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  const enforce::Target target = UidTarget(4242);
+  Apply(policy, target);
+  Nft("add rule inet ward_drift egress ip daddr 10.7.7.7 accept");
+  const uint64_t handle = HandleOf("egress", "10.7.7.7");
+  const enforce::LiveState live = Live(policy, target);
+  CHECK(live.present);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown ==
+        std::vector<std::string>{
+            "rule in chain egress (handle " + std::to_string(handle) +
+            ") that Ward does not render: "
+            "[{\"match\":{\"left\":{\"payload\":{\"field\":\"daddr\",\"protocol\":\"ip\"}},"
+            "\"op\":\"==\",\"right\":\"10.7.7.7\"}},{\"accept\":null}]"});
+  CHECK(Lines(policy, live).empty());
+}
+
+}  // namespace
+}  // namespace ward::test
