@@ -658,6 +658,64 @@ std::string Describe(const LiveRule& r) {
          ") that Ward does not render: " + r.expr.dump();
 }
 
+// Whether a match names this scope: `meta skuid U`, `socket cgroupv2` of
+// the cgroup's id, `iifname`/`oifname` of the interface.
+bool NamesScope(const json& x, const nft::Scope& scope, uint64_t cgroup_id) {
+  if (!x.is_object() || !x.contains("match")) return false;
+  const json& m = x["match"];
+  const json left = m.value("left", json()), right = m.value("right", json());
+  switch (scope.kind) {
+    case nft::Scope::Kind::kCgroup:
+      return left.is_object() && left.contains("socket") &&
+             left["socket"].value("key", "") == "cgroupv2" && CgroupIdOf(right) == cgroup_id;
+    case nft::Scope::Kind::kUid:
+      return left == json{{"meta", {{"key", "skuid"}}}} && right == scope.uid;
+    case nft::Scope::Kind::kInterface:
+      return (left == json{{"meta", {{"key", "iifname"}}}} ||
+              left == json{{"meta", {{"key", "oifname"}}}}) &&
+             right == scope.interface;
+  }
+  return false;
+}
+
+// The rules of other tables (not Ward's: another policy's table is that
+// policy's) that name this scope: foreign rules in the policy's scope.
+bool ForeignInScope(const nft::Scope& scope, uint64_t cgroup_id, std::vector<std::string>* out,
+                    std::string* error) {
+  std::string text;
+  if (!RunNft("list tables", false, true, &text, error)) return false;
+  const json tables = json::parse(text, nullptr, false);
+  if (tables.is_discarded()) {
+    *error = "libnftables printed JSON that does not parse";
+    return false;
+  }
+  for (const json& item : tables.value("nftables", json::array())) {
+    if (!item.contains("table")) continue;
+    const std::string family = item["table"].value("family", "");
+    const std::string name = item["table"].value("name", "");
+    if (family == "inet" && name.rfind("ward_", 0) == 0) continue;
+    std::string listing;
+    if (!RunNft("list table " + family + " " + name, false, true, &listing, error)) {
+      if (error->find("No such file or directory") == std::string::npos) return false;
+      error->clear();  // removed meanwhile
+      continue;
+    }
+    const json l = json::parse(listing, nullptr, false);
+    for (const json& it : l.value("nftables", json::array())) {
+      if (!it.contains("rule")) continue;
+      const json& r = it["rule"];
+      for (const json& x : r.value("expr", json::array())) {
+        if (!NamesScope(x, scope, cgroup_id)) continue;
+        out->push_back("rule in table " + family + " " + name + ", chain " + r.value("chain", "") +
+                       " (handle " + std::to_string(r.value("handle", uint64_t{0})) +
+                       ") names this policy's scope: " + r.value("expr", json()).dump());
+        break;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
@@ -678,7 +736,7 @@ bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const App
     if (error->find("No such file or directory") == std::string::npos) return false;
     error->clear();
     out->live.network = Unenforced(desired.network);
-    return true;
+    return ForeignInScope(*scope, cgroup_id, &out->unknown, error);
   }
   const json parsed = json::parse(text, nullptr, false);
   if (parsed.is_discarded()) {
@@ -764,6 +822,7 @@ bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const App
     }
   }
   for (const std::string& o : l.others) out->unknown.push_back(o + " that Ward does not render");
+  if (!ForeignInScope(*scope, cgroup_id, &out->unknown, error)) return false;
 
   // In sync: the same table but for the domain sets' elements, which must
   // be addresses with what the grants allow.

@@ -219,3 +219,115 @@ TEST_CASE("drift nftables: a foreign rule in Ward's chain is unknown, never merg
 
 }  // namespace
 }  // namespace ward::test
+
+namespace ward::test {
+namespace {
+
+// A domain grant: its sets hold whatever addresses were resolved (no DNS
+// query is sent to check them); what they hold beyond the grant's ports,
+// and a lookup taken away, are drift.
+TEST_CASE("drift nftables: domain sets, compared as addresses", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy =
+      Lowered(Source(std::string(kRules) + "    allow tcp to \"api.example.test\" port 443\n"));
+  const enforce::Target target = UidTarget(4242);
+  enforce::ApplyOptions no_dns;
+  no_dns.resolve_domains = false;
+  Apply(policy, target, no_dns);
+  enforce::LiveState live = Live(policy, target);
+  CHECK(live.in_sync);
+  CHECK(Lines(policy, live).empty());
+
+  // An address the name resolved to, with a timeout: still in sync.
+  Nft("add element inet ward_drift egress_v4_dom_tcp { 10.5.5.5 . 443 timeout 60s }");
+  live = Live(policy, target);
+  CHECK(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK(Lines(policy, live).empty());
+
+  // A port no grant allows: gained at that address.
+  Nft("add element inet ward_drift egress_v4_dom_tcp { 10.5.5.6 . 8443 timeout 60s }");
+  live = Live(policy, target);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK_LINES(policy, live, {"widened + egress tcp 10.5.5.6/32 ports 8443"});
+
+  // The lookup of the domain set gone: the grant is lost.
+  Apply(policy, target, no_dns);
+  Nft("delete rule inet ward_drift egress handle " +
+      std::to_string(HandleOf("egress", "\"@egress_v4_dom_tcp\"")));
+  live = Live(policy, target);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK_LINES(policy, live, {"narrowed - egress tcp \"api.example.test\" ports 443"});
+}
+
+TEST_CASE("drift nftables: an interface scope in sync, and a foreign set and chain", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  enforce::Target target;
+  target.kind = enforce::Target::Kind::kInterface;
+  target.interface = "wdrift0";
+  Apply(policy, target);
+  enforce::LiveState live = Live(policy, target);
+  CHECK(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK(Lines(policy, live).empty());
+
+  Nft("add set inet ward_drift extra { type ipv4_addr; }\n"
+      "add chain inet ward_drift sidecar\n");
+  live = Live(policy, target);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown == std::vector<std::string>{"chain sidecar that Ward does not render",
+                                                 "set extra that Ward does not render"});
+  CHECK(Lines(policy, live).empty());
+}
+
+TEST_CASE("drift: ReadLive names the enforcers it knows", "[root]") {
+  const ir::Policy policy = Lowered(kPolicy);
+  enforce::LiveState live;
+  std::string error;
+  CHECK_FALSE(enforce::ReadLive(policy, UidTarget(1), "iptables", {}, &live, &error));
+  CHECK(error == "unknown enforcer 'iptables' (nftables or ebpf)");
+}
+
+}  // namespace
+}  // namespace ward::test
+
+namespace ward::test {
+namespace {
+
+TEST_CASE("drift nftables: another table's rule on the same scope is unknown", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  const enforce::Target target = UidTarget(4242);
+  Apply(policy, target);
+  // Another uid's rule is none of this policy's business.
+  Nft("add table ip sidecar\n"
+      "add chain ip sidecar out { type filter hook output priority -10; policy accept; }\n"
+      "add rule ip sidecar out meta skuid 4243 accept\n"
+      "add rule ip sidecar out meta skuid 4242 accept\n");
+  const enforce::LiveState live = Live(policy, target);
+  CHECK(live.present);
+  CHECK_FALSE(live.in_sync);
+  std::string text, error;
+  REQUIRE(enforce::RunNft("list chain ip sidecar out", false, true, &text, &error));
+  const nlohmann::json listing = nlohmann::json::parse(text);
+  uint64_t handle = 0;
+  for (const auto& item : listing["nftables"]) {
+    if (item.contains("rule") && item["rule"]["expr"].dump().find("4242") != std::string::npos) {
+      handle = item["rule"]["handle"].get<uint64_t>();
+    }
+  }
+  CHECK(live.unknown ==
+        std::vector<std::string>{
+            "rule in table ip sidecar, chain out (handle " + std::to_string(handle) +
+            ") names this policy's scope: "
+            "[{\"match\":{\"left\":{\"meta\":{\"key\":\"skuid\"}},\"op\":\"==\",\"right\":4242}},"
+            "{\"accept\":null}]"});
+  CHECK(Lines(policy, live).empty());
+  Nft("delete table ip sidecar");
+}
+
+}  // namespace
+}  // namespace ward::test
