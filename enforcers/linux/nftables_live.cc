@@ -27,6 +27,7 @@
 #include "backends/nftables/ruleset.h"
 #include "enforcers/linux/drift.h"
 #include "enforcers/linux/nftables.h"
+#include "enforcers/linux/nftables_listing.h"
 
 namespace ward::enforce {
 namespace {
@@ -36,145 +37,9 @@ namespace nft = backend::nftables;
 using ir::V4;
 using ir::V6;
 
+using namespace nftables_listing;
+
 constexpr const char* kNftCgroupRoot = "/sys/fs/cgroup";
-constexpr int kOriginal = 0, kReply = 1;
-
-// ---- reading values ----------------------------------------------------------
-
-bool ParseAddress(const std::string& text, bool v6, V6* out) {
-  unsigned char b[16];
-  if (inet_pton(v6 ? AF_INET6 : AF_INET, text.c_str(), b) != 1) return false;
-  V6 a = 0;
-  for (int i = 0; i < (v6 ? 16 : 4); ++i) a = (a << 8) | b[i];
-  *out = a;
-  return true;
-}
-
-// An address term as libnftables lists it: one address, a prefix or a range.
-bool ParseAddressTerm(const json& t, bool v6, V6* lo, V6* hi) {
-  if (t.is_string()) {
-    if (!ParseAddress(t.get<std::string>(), v6, lo)) return false;
-    *hi = *lo;
-    return true;
-  }
-  if (t.is_object() && t.contains("prefix")) {
-    const json& p = t["prefix"];
-    if (!p.contains("addr") || !p["addr"].is_string() || !p.contains("len") ||
-        !p["len"].is_number_unsigned()) {
-      return false;
-    }
-    const int bits = v6 ? 128 : 32;
-    const int len = p["len"].get<int>();
-    if (len > bits || !ParseAddress(p["addr"].get<std::string>(), v6, lo)) return false;
-    const V6 host = len == 0 ? (v6 ? ~V6{0} : V6{~V4{0}}) : ((V6{1} << (bits - len)) - 1);
-    *lo &= ~host & (v6 ? ~V6{0} : V6{~V4{0}});
-    *hi = *lo | host;
-    return true;
-  }
-  if (t.is_object() && t.contains("range") && t["range"].is_array() && t["range"].size() == 2 &&
-      t["range"][0].is_string() && t["range"][1].is_string()) {
-    return ParseAddress(t["range"][0].get<std::string>(), v6, lo) &&
-           ParseAddress(t["range"][1].get<std::string>(), v6, hi) && *lo <= *hi;
-  }
-  return false;
-}
-
-bool ParsePortTerm(const json& t, uint16_t* lo, uint16_t* hi) {
-  auto one = [](const json& v, uint16_t* p) {
-    if (!v.is_number_unsigned() || v.get<uint64_t>() > 65535) return false;
-    *p = static_cast<uint16_t>(v.get<uint64_t>());
-    return true;
-  };
-  if (t.is_number_unsigned()) return one(t, lo) && one(t, hi);
-  return t.is_object() && t.contains("range") && t["range"].is_array() && t["range"].size() == 2 &&
-         one(t["range"][0], lo) && one(t["range"][1], hi) && *lo <= *hi;
-}
-
-// One set element: an address range, with a port range when the set is a
-// concatenation (address . port).
-struct Elem {
-  V6 lo = 0, hi = 0;  // an IPv4 set's addresses in the low 32 bits
-  uint16_t plo = 0, phi = 0;
-};
-
-// A listed element without what expires: `{"elem": {"val": X, "timeout":
-// ..., "expires": ...}}` is X.
-const json& ElemValue(const json& e) {
-  if (e.is_object() && e.contains("elem") && e["elem"].is_object() && e["elem"].contains("val")) {
-    return e["elem"]["val"];
-  }
-  return e;
-}
-
-bool ParseElem(const json& raw, bool v6, bool concat, Elem* out) {
-  const json& e = ElemValue(raw);
-  if (!concat) return ParseAddressTerm(e, v6, &out->lo, &out->hi);
-  if (!e.is_object() || !e.contains("concat") || !e["concat"].is_array() ||
-      e["concat"].size() != 2) {
-    return false;
-  }
-  return ParseAddressTerm(e["concat"][0], v6, &out->lo, &out->hi) &&
-         ParsePortTerm(e["concat"][1], &out->plo, &out->phi);
-}
-
-// ---- the names the renderer gives its sets ------------------------------------
-
-struct SetName {
-  ir::Direction dir = ir::Direction::kEgress;
-  bool denied = false;  // `<dir>_denied_...`: what denies refuse under domain grants
-  bool domain = false;  // `<dir>_<fam>_dom_<proto>`: resolved addresses
-  bool v6 = false;
-  bool klass = false;    // `exact_c<k>`/`ranges_c<k>`: addresses, ports in the rule
-  ir::Protocol proto{};  // when not a class
-};
-
-std::optional<SetName> ParseSetName(const std::string& name) {
-  SetName n;
-  std::string rest;
-  if (name.rfind("egress_", 0) == 0) {
-    rest = name.substr(7);
-  } else if (name.rfind("ingress_", 0) == 0) {
-    n.dir = ir::Direction::kIngress;
-    rest = name.substr(8);
-  } else {
-    return std::nullopt;
-  }
-  if (rest.rfind("denied_", 0) == 0) {
-    n.denied = true;
-    rest = rest.substr(7);
-  }
-  if (rest.rfind("v4_", 0) != 0 && rest.rfind("v6_", 0) != 0) return std::nullopt;
-  n.v6 = rest[1] == '6';
-  rest = rest.substr(3);
-  static const std::map<std::string, std::pair<ir::Protocol, bool>> kKinds = {
-      {"tcp_exact", {ir::Protocol::kTcp, false}},   {"tcp_ranges", {ir::Protocol::kTcp, false}},
-      {"udp_exact", {ir::Protocol::kUdp, false}},   {"udp_ranges", {ir::Protocol::kUdp, false}},
-      {"icmp_exact", {ir::Protocol::kIcmp, false}}, {"icmp_ranges", {ir::Protocol::kIcmp, false}},
-      {"dom_tcp", {ir::Protocol::kTcp, true}},      {"dom_udp", {ir::Protocol::kUdp, true}},
-      {"dom_icmp", {ir::Protocol::kIcmp, true}}};
-  if (auto it = kKinds.find(rest); it != kKinds.end()) {
-    n.proto = it->second.first;
-    n.domain = it->second.second;
-    if (n.domain && n.denied) return std::nullopt;
-    return n;
-  }
-  for (const char* k : {"exact_c", "ranges_c"}) {
-    const std::string p = k;
-    if (rest.rfind(p, 0) == 0 && rest.size() > p.size() &&
-        rest.find_first_not_of("0123456789", p.size()) == std::string::npos) {
-      n.klass = true;
-      return n;
-    }
-  }
-  return std::nullopt;
-}
-
-struct LiveSet {
-  std::optional<SetName> name;
-  bool concat = false;
-  bool parsed = true;  // every element understood
-  std::vector<Elem> elems;
-};
 
 // ---- normalisation -------------------------------------------------------------
 
@@ -262,71 +127,6 @@ void AddSet(const json& s, Normal* n) {
   n->sets[name] = text;
 }
 
-// ---- the table as listed ---------------------------------------------------------
-
-struct LiveRule {
-  std::string chain;
-  uint64_t handle = 0;
-  json expr;
-};
-
-struct Listing {
-  std::map<std::string, LiveSet> sets;
-  std::map<std::string, json> set_objects;
-  std::map<std::string, json> chains;
-  std::set<std::string> counters;
-  std::vector<LiveRule> rules;
-  std::vector<std::string> others;  // maps, quotas, flowtables, ...: described
-  uint32_t generation = 0;
-};
-
-// The objects of table inet `table` in a ruleset listing; *present says
-// whether the table is there.
-Listing ReadListing(const json& ruleset, const std::string& table, bool* present) {
-  Listing l;
-  *present = false;
-  for (const json& item : ruleset.value("nftables", json::array())) {
-    if (!item.is_object() || item.empty()) continue;
-    const std::string kind = item.begin().key();
-    const json& o = item.begin().value();
-    if (kind == "metainfo" || !o.is_object() || o.value("family", "") != "inet") continue;
-    if (kind == "table") {
-      *present = *present || o.value("name", "") == table;
-      continue;
-    }
-    if (o.value("table", "") != table) continue;
-    const std::string name = o.value("name", "");
-    if (kind == "set") {
-      LiveSet s;
-      s.name = ParseSetName(name);
-      const json type = o.value("type", json());
-      s.concat = type.is_array();
-      const bool v6 = type == "ipv6_addr" || (type.is_array() && type[0] == "ipv6_addr");
-      for (const json& e : o.value("elem", json::array())) {
-        Elem el;
-        if (ParseElem(e, v6, s.concat, &el)) {
-          s.elems.push_back(el);
-        } else {
-          s.parsed = false;
-        }
-      }
-      l.sets[name] = std::move(s);
-      l.set_objects[name] = o;
-    } else if (kind == "counter") {
-      l.counters.insert(name);
-    } else if (kind == "chain") {
-      l.chains[name] = o;
-    } else if (kind == "rule") {
-      l.rules.push_back(
-          {o.value("chain", ""), o.value("handle", uint64_t{0}), o.value("expr", json::array())});
-    } else {
-      l.others.push_back(kind + " " + name + " (handle " +
-                         std::to_string(o.value("handle", uint64_t{0})) + ")");
-    }
-  }
-  return l;
-}
-
 // The desired table, rendered as `ward apply` renders it, in the listing's
 // shape.
 Normal NormalOfRendered(const json& commands, uint64_t cgroup_id) {
@@ -365,153 +165,6 @@ Normal NormalOfListing(const Listing& l) {
   }
   for (const LiveRule& r : l.rules) n.rules[r.chain].push_back(CanonicalExpr(r.expr, 0, false));
   return n;
-}
-
-// ---- decoding the lookup rules ----------------------------------------------------
-
-struct Match {
-  json left, right;
-};
-
-std::optional<Match> AsMatch(const json& x) {
-  if (!x.is_object() || !x.contains("match")) return std::nullopt;
-  const json& m = x["match"];
-  if (m.value("op", "") != "==" || !m.contains("left") || !m.contains("right")) {
-    return std::nullopt;
-  }
-  return Match{m["left"], m["right"]};
-}
-
-bool IsPayload(const json& j, const std::string& protocol, const std::string& field) {
-  return j == json{{"payload", {{"protocol", protocol}, {"field", field}}}};
-}
-
-// What one leg of one direction's flows may do, per family: the
-// contributions of the partition's sets, the denied sets and the domain
-// sets (addresses widened to V6; an IPv4 leg's in the low 32 bits).
-struct Contribution {
-  V6 lo, hi;
-  ir::NetDecision what;
-};
-struct LegContributions {
-  std::vector<Contribution> part, denied, domain;
-  // The domain lookups present, by protocol.
-  bool domain_lookup[3] = {false, false, false};
-};
-// [direction][family v4|v6][leg original|reply]
-using Contributions = LegContributions[2][2][2];
-
-int DirIndex(ir::Direction d) { return d == ir::Direction::kEgress ? 0 : 1; }
-
-ir::NetDecision OneProto(ir::Protocol p, uint16_t lo, uint16_t hi) {
-  ir::NetDecision d;
-  switch (p) {
-    case ir::Protocol::kTcp:
-      d.tcp = ir::PortSet({{lo, hi}});
-      break;
-    case ir::Protocol::kUdp:
-      d.udp = ir::PortSet({{lo, hi}});
-      break;
-    case ir::Protocol::kIcmp:
-      d.icmp = true;
-      break;
-  }
-  return d;
-}
-
-// `tcp dport 443`, `... 8000-8100`, `... { 22, 443 }`: a class rule's ports.
-bool InlinePorts(const json& right, ir::PortSet* out) {
-  std::vector<std::pair<uint16_t, uint16_t>> ranges;
-  auto add = [&](const json& t) {
-    uint16_t lo, hi;
-    if (!ParsePortTerm(t, &lo, &hi)) return false;
-    ranges.push_back({lo, hi});
-    return true;
-  };
-  if (right.is_object() && right.contains("set") && right["set"].is_array()) {
-    for (const json& t : right["set"]) {
-      if (!add(t)) return false;
-    }
-  } else if (!add(right)) {
-    return false;
-  }
-  *out = ir::PortSet(ranges);
-  return true;
-}
-
-// Decodes one rule of `egress` or `ingress` into contributions; false when
-// it is not a lookup rule the renderer emits.
-bool DecodeLookup(const LiveRule& r, const Listing& l, Contributions& out) {
-  const json& e = r.expr;
-  if (!e.is_array() || (e.size() != 3 && e.size() != 4)) return false;
-  const std::optional<Match> dir = AsMatch(e[0]);
-  if (!dir || dir->left != json{{"ct", {{"key", "direction"}}}} || !dir->right.is_string()) {
-    return false;
-  }
-  const std::string d = dir->right.get<std::string>();
-  if (d != "original" && d != "reply") return false;
-  const bool original = d == "original";
-  const bool egress_chain = r.chain == "egress";
-  // egress chain: the workload's packets (its flows' original leg, or the
-  // replies of flows opened towards it); ingress chain: packets reaching it.
-  const ir::Direction flow =
-      egress_chain == original ? ir::Direction::kEgress : ir::Direction::kIngress;
-  const std::string addr_field = egress_chain ? "daddr" : "saddr";
-  const std::string port_field = original ? "dport" : "sport";
-  const std::optional<Match> lookup = AsMatch(e[e.size() - 2]);
-  if (!lookup || !lookup->right.is_string()) return false;
-  const std::string ref = lookup->right.get<std::string>();
-  if (ref.size() < 2 || ref[0] != '@') return false;
-  auto set = l.sets.find(ref.substr(1));
-  if (set == l.sets.end() || !set->second.name || !set->second.parsed) return false;
-  const SetName& sn = *set->second.name;
-  if (sn.dir != flow) return false;
-  const std::string family = sn.v6 ? "ip6" : "ip";
-  // The verdict: denied sets return (refused), every other goes to allow.
-  const json& verdict = e.back();
-  if (sn.denied ? verdict != json{{"return", nullptr}}
-                : verdict != json{{"goto", {{"target", "allow"}}}}) {
-    return false;
-  }
-  LegContributions& leg = out[DirIndex(flow)][sn.v6][original ? kOriginal : kReply];
-  std::vector<Contribution>& into = sn.denied ? leg.denied : sn.domain ? leg.domain : leg.part;
-  if (e.size() == 3) {
-    // address . port lookup
-    if (sn.klass || sn.proto == ir::Protocol::kIcmp || !set->second.concat) return false;
-    const std::string p = sn.proto == ir::Protocol::kTcp ? "tcp" : "udp";
-    if (lookup->left != json{{"concat",
-                              {json{{"payload", {{"protocol", family}, {"field", addr_field}}}},
-                               json{{"payload", {{"protocol", p}, {"field", port_field}}}}}}}) {
-      return false;
-    }
-    for (const Elem& el : set->second.elems) {
-      into.push_back({el.lo, el.hi, OneProto(sn.proto, el.plo, el.phi)});
-    }
-    if (sn.domain) leg.domain_lookup[static_cast<int>(sn.proto)] = true;
-    return true;
-  }
-  if (set->second.concat || !IsPayload(lookup->left, family, addr_field)) return false;
-  const std::optional<Match> mid = AsMatch(e[1]);
-  if (!mid) return false;
-  ir::NetDecision what;
-  if (mid->left == json{{"meta", {{"key", "l4proto"}}}}) {
-    if (!sn.klass && sn.proto != ir::Protocol::kIcmp) return false;
-    if (mid->right != (sn.v6 ? "ipv6-icmp" : "icmp")) return false;
-    what.icmp = true;
-  } else {
-    if (!sn.klass) return false;
-    ir::PortSet ports;
-    if (IsPayload(mid->left, "tcp", port_field) && InlinePorts(mid->right, &ports)) {
-      what.tcp = ports;
-    } else if (IsPayload(mid->left, "udp", port_field) && InlinePorts(mid->right, &ports)) {
-      what.udp = ports;
-    } else {
-      return false;
-    }
-  }
-  for (const Elem& el : set->second.elems) into.push_back({el.lo, el.hi, what});
-  if (sn.domain) leg.domain_lookup[2] = true;
-  return true;
 }
 
 // ---- the fixed rules --------------------------------------------------------------
@@ -714,6 +367,175 @@ void ForeignInScope(const json& ruleset, const nft::Scope& scope, uint64_t cgrou
   }
 }
 
+// The generation `allow` sets (1 when none is read).
+uint32_t Generation(const Listing& l) {
+  uint32_t generation = 0;
+  for (const LiveRule& r : l.rules) {
+    if (r.chain != "allow") continue;
+    for (const json& x : r.expr) {
+      if (x.is_object() && x.contains("mangle") && x["mangle"].value("value", json()).is_number()) {
+        generation = x["mangle"]["value"].get<uint32_t>();
+      }
+    }
+  }
+  return std::max<uint32_t>(generation, 1);
+}
+
+// The renderer's fixed rules (all but the lookups; the ingress chain's
+// leading ones: resets, related ICMP), none present yet.
+Fixed FixedRules(const Normal& want) {
+  Fixed fixed;
+  for (const auto& [chain, rules] : want.rules) {
+    if (IsLookupChain(chain)) {
+      for (const std::string& r : rules) {
+        if (r.find("\"ct\":{\"key\":\"direction\"}") == std::string::npos) {
+          fixed.rendered[chain].push_back(r);
+        }
+      }
+    } else {
+      fixed.rendered[chain] = rules;
+    }
+    fixed.present[chain].assign(fixed.rendered[chain].size(), false);
+  }
+  return fixed;
+}
+
+// Sorts every live rule: a fixed rule (marked present), a lookup (decoded
+// into `contributions`), or unknown.
+void ReadRules(const Listing& l, const Normal& want, Fixed* fixed, Contributions& contributions,
+               std::vector<std::string>* unknown) {
+  for (const LiveRule& r : l.rules) {
+    const std::string canon = CanonicalExpr(r.expr, 0, false);
+    auto it = fixed->rendered.find(r.chain);
+    bool known = false;
+    if (it != fixed->rendered.end() && want.chains.count(r.chain)) {
+      for (size_t i = 0; i < it->second.size() && !known; ++i) {
+        if (it->second[i] == canon && !fixed->present[r.chain][i]) {
+          fixed->present[r.chain][i] = true;
+          known = true;
+        }
+      }
+    }
+    if (!known && IsLookupChain(r.chain)) known = DecodeLookup(r, l, contributions);
+    if (!known) unknown->push_back(Describe(r));
+  }
+}
+
+// Chains, sets, counters and other objects the renderer does not produce.
+void UnknownObjects(const Listing& l, const Normal& want, std::vector<std::string>* unknown) {
+  for (const auto& [name, o] : l.chains) {
+    auto it = want.chains.find(name);
+    if (it == want.chains.end()) {
+      unknown->push_back("chain " + name + " that Ward does not render");
+    } else if (it->second != ChainDeclaration(o)) {
+      unknown->push_back("chain " + name + " declared " + ChainDeclaration(o) + ", Ward renders " +
+                         it->second);
+    }
+  }
+  for (const auto& [name, s] : l.sets) {
+    if (!s.name) {
+      unknown->push_back("set " + name + " that Ward does not render");
+    } else if (!s.parsed) {
+      unknown->push_back("set " + name + " holds elements Ward does not render");
+    }
+  }
+  for (const std::string& c : l.counters) {
+    if (!want.counters.count(c)) unknown->push_back("counter " + c + " that Ward does not render");
+  }
+  for (const std::string& o : l.others) unknown->push_back(o + " that Ward does not render");
+}
+
+// What reaches the lookups of chain group `dir` (`egress`: the workload's
+// packets; `ingress`: packets reaching it), from the fixed rules present.
+Group GroupOf(const std::string& dir, const Fixed& fixed, bool interface) {
+  const std::string entry = dir + (interface ? "_drop" : "_reject");
+  Group g;
+  for (const char* base : {"output", "input", "forward"}) {
+    auto it = fixed.rendered.find(base);
+    if (it == fixed.rendered.end()) continue;
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      if (it->second[i].find("\"target\":\"" + entry + "\"") != std::string::npos &&
+          !fixed.Has(base, i)) {
+        g.passes = Everything();  // a hook no longer dispatched
+      }
+    }
+  }
+  if (interface) {
+    g.looked_up = fixed.Has(entry, 1);
+    if (!fixed.Has(entry, 2)) g.passes = Everything();
+  } else {
+    g.looked_up = fixed.Has(entry, 0);
+    if (!fixed.Has(entry, 2)) {
+      // Without the final reject, only TCP is still refused (by the rule
+      // before it), or nothing.
+      g.passes = g.passes.Union(
+          {fixed.Has(entry, 1) ? ir::PortSet() : ir::PortSet::All(), ir::PortSet::All(), true});
+    }
+  }
+  g.looked_up = g.looked_up && fixed.Has("allow", 0);
+  return g;
+}
+
+// A domain grant whose lookups are gone (in either leg, either family) is
+// lost for its protocol; a leg letting the protocol through still allows
+// it.
+void LoseDomains(const LegContributions legs[2][2], const Group& orig, const Group& reply,
+                 std::map<std::string, ir::DomainEntry>* domains) {
+  const ir::NetDecision domain_union = DomainUnion(*domains);
+  ir::NetDecision lost;
+  for (int p = 0; p < 3; ++p) {
+    const ir::NetDecision one = OneProto(static_cast<ir::Protocol>(p), 1, 65535);
+    if (domain_union.Intersect(one).empty()) continue;
+    bool ok = true;
+    for (int fam = 0; fam < 2; ++fam) {
+      for (int leg = 0; leg < 2; ++leg) {
+        const Group& grp = leg == kOriginal ? orig : reply;
+        const bool passes = !grp.passes.Intersect(one).empty();
+        ok = ok && (passes || (grp.looked_up && legs[fam][leg].domain_lookup[p]));
+      }
+    }
+    if (!ok) lost = lost.Union(one);
+  }
+  if (lost.empty()) return;
+  for (auto& [pattern, entry] : *domains) {
+    if (pattern.rfind("*.", 0) != 0) entry.allow = entry.allow.Minus(lost);
+  }
+}
+
+// The network the kernel enforces, from the desired one: partitions
+// rebuilt from the live lookups, domain grants less the lookups gone.
+void Decode(const Contributions& contributions, const Group groups[2], ir::NetRules* net) {
+  for (const ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
+    const int di = DirIndex(d);
+    // The original leg of egress flows goes through the egress chain, its
+    // replies through the ingress chain; the other way round for ingress.
+    const Group& orig = groups[di];
+    const Group& reply = groups[1 - di];
+    ir::Partition& part = d == ir::Direction::kEgress ? net->egress : net->ingress;
+    std::map<std::string, ir::DomainEntry>& domains =
+        d == ir::Direction::kEgress ? net->egress_domains : net->ingress_domains;
+    const ir::NetDecision domain_union = DomainUnion(domains);
+    part.v4 = Rebuild(part.v4, contributions[di][0], orig, reply, domain_union, false);
+    part.v6 = Rebuild(part.v6, contributions[di][1], orig, reply, domain_union, true);
+    LoseDomains(contributions[di], orig, reply, &domains);
+  }
+  net->BuildIndex();
+}
+
+// Whether every domain set's element is an address with ports the grants
+// of its direction allow.
+bool DomainSetsInSync(const Listing& l, const ir::NetRules& desired) {
+  for (const auto& [name, s] : l.sets) {
+    if (!s.name || !s.name->domain) continue;
+    const ir::NetDecision u = DomainUnion(
+        s.name->dir == ir::Direction::kEgress ? desired.egress_domains : desired.ingress_domains);
+    for (const Elem& e : s.elems) {
+      if (!OneProto(s.name->proto, e.plo, e.phi).Minus(u).empty()) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
@@ -746,15 +568,7 @@ bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const App
     out->live.network = Unenforced(desired.network);
     return true;
   }
-  for (const LiveRule& r : l.rules) {
-    if (r.chain != "allow") continue;
-    for (const json& x : r.expr) {
-      if (x.is_object() && x.contains("mangle") && x["mangle"].value("value", json()).is_number()) {
-        out->generation = x["mangle"]["value"].get<uint32_t>();
-      }
-    }
-  }
-  out->generation = std::max<uint32_t>(out->generation, 1);
+  out->generation = Generation(l);
 
   // What `ward apply` renders for this scope at the generation held.
   nft::RenderOptions render;
@@ -770,147 +584,18 @@ bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const App
   const json rendered = json::parse(ruleset.json, nullptr, false);
   const Normal want = NormalOfRendered(rendered, cgroup_id);
 
-  // The fixed rules: present or not, and the foreign ones.
-  Fixed fixed;
-  for (const auto& [chain, rules] : want.rules) {
-    if (IsLookupChain(chain)) {
-      // The ingress chain's leading fixed rules (resets, related ICMP).
-      for (const std::string& r : rules) {
-        if (r.find("\"ct\":{\"key\":\"direction\"}") == std::string::npos) {
-          fixed.rendered[chain].push_back(r);
-        }
-      }
-    } else {
-      fixed.rendered[chain] = rules;
-    }
-    fixed.present[chain].assign(fixed.rendered[chain].size(), false);
-  }
+  Fixed fixed = FixedRules(want);
   Contributions contributions;
-  for (const LiveRule& r : l.rules) {
-    const std::string canon = CanonicalExpr(r.expr, 0, false);
-    auto it = fixed.rendered.find(r.chain);
-    bool known = false;
-    if (it != fixed.rendered.end() && want.chains.count(r.chain)) {
-      for (size_t i = 0; i < it->second.size() && !known; ++i) {
-        if (it->second[i] == canon && !fixed.present[r.chain][i]) {
-          fixed.present[r.chain][i] = true;
-          known = true;
-        }
-      }
-    }
-    if (!known && IsLookupChain(r.chain)) known = DecodeLookup(r, l, contributions);
-    if (!known) out->unknown.push_back(Describe(r));
-  }
-  for (const auto& [name, o] : l.chains) {
-    auto it = want.chains.find(name);
-    if (it == want.chains.end()) {
-      out->unknown.push_back("chain " + name + " that Ward does not render");
-    } else if (it->second != ChainDeclaration(o)) {
-      out->unknown.push_back("chain " + name + " declared " + ChainDeclaration(o) +
-                             ", Ward renders " + it->second);
-    }
-  }
-  for (const auto& [name, s] : l.sets) {
-    if (!s.name) {
-      out->unknown.push_back("set " + name + " that Ward does not render");
-    } else if (!s.parsed) {
-      out->unknown.push_back("set " + name + " holds elements Ward does not render");
-    }
-  }
-  for (const std::string& c : l.counters) {
-    if (!want.counters.count(c)) {
-      out->unknown.push_back("counter " + c + " that Ward does not render");
-    }
-  }
-  for (const std::string& o : l.others) out->unknown.push_back(o + " that Ward does not render");
-
-  // In sync: the same table but for the domain sets' elements, which must
-  // be addresses with what the grants allow.
-  Normal have = NormalOfListing(l);
-  out->in_sync = have == want && out->unknown.empty();
-
-  // What reaches the lookups. Chain groups: `egress` (the workload's
-  // packets) and `ingress` (packets reaching it).
+  ReadRules(l, want, &fixed, contributions, &out->unknown);
+  UnknownObjects(l, want, &out->unknown);
+  // In sync: the same table, the domain sets' elements aside (addresses
+  // with what the grants allow).
+  out->in_sync =
+      out->unknown.empty() && NormalOfListing(l) == want && DomainSetsInSync(l, desired.network);
   const bool interface = scope->kind == nft::Scope::Kind::kInterface;
-  Group groups[2];  // [egress chain, ingress chain]
-  for (int g = 0; g < 2; ++g) {
-    const std::string dir = g == 0 ? "egress" : "ingress";
-    const std::string entry = dir + (interface ? "_drop" : "_reject");
-    bool dispatched = true;
-    for (const char* base : {"output", "input", "forward"}) {
-      const auto& rules = fixed.rendered[base];
-      for (size_t i = 0; i < rules.size(); ++i) {
-        if (rules[i].find("\"target\":\"" + entry + "\"") != std::string::npos &&
-            !fixed.Has(base, i)) {
-          dispatched = false;
-        }
-      }
-    }
-    Group& grp = groups[g];
-    if (!dispatched) grp.passes = Everything();
-    if (interface) {
-      grp.looked_up = fixed.Has(entry, 1);
-      if (!fixed.Has(entry, 2)) grp.passes = Everything();
-    } else {
-      grp.looked_up = fixed.Has(entry, 0);
-      if (!fixed.Has(entry, 2)) {
-        // Without the final reject, only TCP is still refused (by the
-        // rule before it), or nothing.
-        grp.passes = grp.passes.Union(
-            {fixed.Has(entry, 1) ? ir::PortSet() : ir::PortSet::All(), ir::PortSet::All(), true});
-      }
-    }
-    grp.looked_up = grp.looked_up && fixed.Has("allow", 0);
-  }
-
-  ir::NetRules& net = out->live.network;
-  for (const ir::Direction d : {ir::Direction::kEgress, ir::Direction::kIngress}) {
-    const int di = DirIndex(d);
-    // The original leg of egress flows goes through the egress chain, its
-    // replies through the ingress chain; the other way round for ingress.
-    const Group& orig = groups[di];
-    const Group& reply = groups[1 - di];
-    ir::Partition& part = d == ir::Direction::kEgress ? net.egress : net.ingress;
-    std::map<std::string, ir::DomainEntry>& domains =
-        d == ir::Direction::kEgress ? net.egress_domains : net.ingress_domains;
-    const ir::NetDecision domain_union = DomainUnion(domains);
-    part.v4 = Rebuild(part.v4, contributions[di][0], orig, reply, domain_union, false);
-    part.v6 = Rebuild(part.v6, contributions[di][1], orig, reply, domain_union, true);
-    // A domain grant whose lookups are gone (in either leg, either family)
-    // is lost for its protocol; everything passing would still allow it.
-    ir::NetDecision lost;
-    for (int p = 0; p < 3; ++p) {
-      const ir::NetDecision one = OneProto(static_cast<ir::Protocol>(p), 1, 65535);
-      if (domain_union.Intersect(one).empty()) continue;
-      bool ok = true;
-      for (int fam = 0; fam < 2; ++fam) {
-        for (int leg = 0; leg < 2; ++leg) {
-          const Group& grp = leg == kOriginal ? orig : reply;
-          const bool passes = !grp.passes.Intersect(one).empty();
-          ok = ok && (passes || (grp.looked_up && contributions[di][fam][leg].domain_lookup[p]));
-        }
-      }
-      if (!ok) lost = lost.Union(one);
-    }
-    if (!lost.empty()) {
-      for (auto& [pattern, entry] : domains) {
-        if (pattern.rfind("*.", 0) != 0) entry.allow = entry.allow.Minus(lost);
-      }
-    }
-  }
-  net.BuildIndex();
-  // Domain sets holding more than the grants allow are out of sync too.
-  if (out->in_sync) {
-    for (const auto& [name, s] : l.sets) {
-      if (!s.name || !s.name->domain) continue;
-      const ir::NetDecision u =
-          DomainUnion(s.name->dir == ir::Direction::kEgress ? desired.network.egress_domains
-                                                            : desired.network.ingress_domains);
-      for (const Elem& e : s.elems) {
-        if (!OneProto(s.name->proto, e.plo, e.phi).Minus(u).empty()) out->in_sync = false;
-      }
-    }
-  }
+  const Group groups[2] = {GroupOf("egress", fixed, interface),
+                           GroupOf("ingress", fixed, interface)};
+  Decode(contributions, groups, &out->live.network);
   return true;
 }
 
