@@ -347,3 +347,54 @@ TEST_CASE("drift nftables: another table's rule on the same scope is unknown", "
 
 }  // namespace
 }  // namespace ward::test
+
+namespace ward::test {
+namespace {
+
+// The fixed rules decide what reaches the lookups: a scope no longer
+// dispatched, or a drop chain without its drop, lets every flow of the
+// chain's direction out (exactly what `allow to any` adds); a missing jump
+// to the lookups refuses them all.
+TEST_CASE("drift nftables: fixed rules deleted: dispatch, drop, jump", "[root]") {
+  TestNetns ns;
+  const ir::Policy policy = Lowered(kPolicy);
+  const ir::Policy any_out = Lowered(Source(std::string(kRules) + "    allow to any\n"));
+  const std::vector<std::string> gains =
+      Lines(policy, enforce::LiveState{true, true, 0, any_out, {}});
+  REQUIRE(!gains.empty());
+  TestCgroup cgroup("drift");
+  const enforce::Target on_cgroup = CgroupTarget(cgroup);
+
+  Apply(policy, on_cgroup);
+  Nft("delete rule inet ward_drift output handle " +
+      std::to_string(HandleOf("output", "egress_reject")));
+  enforce::LiveState live = Live(policy, on_cgroup);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK(Lines(policy, live) == gains);
+
+  enforce::Target on_tap;
+  on_tap.kind = enforce::Target::Kind::kInterface;
+  on_tap.interface = "wdrift0";
+  Apply(policy, on_tap);
+  Nft("delete rule inet ward_drift egress_drop handle " +
+      std::to_string(HandleOf("egress_drop", "\"drop\"")));
+  live = Live(policy, on_tap);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  CHECK(Lines(policy, live) == gains);
+
+  // Without `jump ingress`, nothing reaches the workload: every ingress
+  // grant lost, and the egress flows' replies with them.
+  Apply(policy, on_cgroup);
+  Nft("delete rule inet ward_drift ingress_reject handle " +
+      std::to_string(HandleOf("ingress_reject", "\"jump\"")));
+  live = Live(policy, on_cgroup);
+  CHECK_FALSE(live.in_sync);
+  CHECK(live.unknown.empty());
+  const ir::Policy none = Lowered(Source(""));
+  CHECK(Lines(policy, live) == Lines(policy, enforce::LiveState{true, true, 0, none, {}}));
+}
+
+}  // namespace
+}  // namespace ward::test
