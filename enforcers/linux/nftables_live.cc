@@ -536,13 +536,7 @@ bool DomainSetsInSync(const Listing& l, const ir::NetRules& desired) {
   return true;
 }
 
-}  // namespace
-
-bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
-                      LiveState* out, std::string* error) {
-  (void)options;  // the domain sets' addresses are taken as they are live: no DNS query
-  *out = LiveState{};
-  out->live = desired;
+bool Read(const ir::Policy& desired, const Target& target, LiveState* out, std::string* error) {
   if (!HasCapability(CAP_NET_ADMIN)) {
     *error = "needs CAP_NET_ADMIN to read nftables rules (run as root)";
     return false;
@@ -597,6 +591,23 @@ bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const App
                            GroupOf("ingress", fixed, interface)};
   Decode(contributions, groups, &out->live.network);
   return true;
+}
+
+}  // namespace
+
+bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
+                      LiveState* out, std::string* error) {
+  (void)options;  // the domain sets' addresses are taken as they are live: no DNS query
+  *out = LiveState{};
+  out->live = desired;
+  try {
+    return Read(desired, target, out, error);
+  } catch (const json::exception& e) {
+    // A listing of an unexpected shape (a value where an object was).
+    *out = LiveState{};
+    *error = std::string("libnftables listed JSON of an unexpected shape: ") + e.what();
+    return false;
+  }
 }
 
 }  // namespace ward::enforce
