@@ -39,9 +39,14 @@ enforce::CbpfProgram DenyOne(int nr, int err) {
   };
 }
 
-bool Install(const enforce::CbpfProgram& program) {
+// With plain prctl(PR_SET_SECCOMP); `via_seccomp`: with seccomp(2) and a
+// flag, as `ward run` installs its filters (enforcers/linux/seccomp.cc).
+bool Install(const enforce::CbpfProgram& program, bool via_seccomp = false) {
   sock_fprog prog{static_cast<unsigned short>(program.size()),
                   const_cast<sock_filter*>(program.data())};
+  if (via_seccomp) {
+    return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_LOG, &prog) == 0;
+  }
   return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
@@ -54,7 +59,7 @@ std::vector<uint8_t> Bytes(const enforce::CbpfProgram& p) {
 // denied syscalls return, then waits until its pipe closes.
 class Child {
  public:
-  explicit Child(const std::vector<enforce::CbpfProgram>& filters) {
+  explicit Child(const std::vector<enforce::CbpfProgram>& filters, bool last_via_seccomp = false) {
     int report[2], hold[2];
     REQUIRE(pipe(report) == 0);
     REQUIRE(pipe(hold) == 0);
@@ -65,8 +70,8 @@ class Child {
       close(hold[1]);
       int result[3] = {0, 0, 0};
       if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) result[0] = -1;
-      for (const auto& f : filters) {
-        if (!Install(f)) result[0] = -1;
+      for (size_t i = 0; i < filters.size(); ++i) {
+        if (!Install(filters[i], last_via_seccomp && i + 1 == filters.size())) result[0] = -1;
       }
       // What the filters do: acct and swapon refused with their errnos.
       errno = 0;
@@ -120,6 +125,23 @@ TEST_CASE("seccomp read-back: two filters, byte for byte, oldest first", "[root]
   std::vector<enforce::CbpfProgram> again;
   REQUIRE(enforce::ReadSeccompFilters(child.pid(), &again, &error));
   CHECK(again.size() == 2);
+}
+
+TEST_CASE("seccomp read-back: a filter installed with seccomp(2) and a flag", "[root]") {
+  const std::vector<enforce::CbpfProgram> installed = {DenyOne(SYS_acct, EPERM),
+                                                       DenyOne(SYS_swapon, EACCES)};
+  Child child(installed, true);
+  REQUIRE(child.result()[0] == 0);
+  CHECK(child.result()[1] == EPERM);
+  CHECK(child.result()[2] == EACCES);
+  std::vector<enforce::CbpfProgram> read;
+  std::string error;
+  const bool ok = enforce::ReadSeccompFilters(child.pid(), &read, &error);
+  INFO(error);
+  REQUIRE(ok);
+  REQUIRE(read.size() == 2);
+  CHECK(Bytes(read[0]) == Bytes(installed[0]));
+  CHECK(Bytes(read[1]) == Bytes(installed[1]));
 }
 
 TEST_CASE("seccomp read-back: a process without filters has none", "[root]") {
