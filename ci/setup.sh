@@ -35,6 +35,7 @@ packages=(
   # pulls in neither the compiler nor the plugin; without the plugin
   # find_package(gRPC) fails), and the stock client the tests use
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  python3-grpc-tools
 )
 
 missing=()
