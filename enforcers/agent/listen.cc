@@ -74,12 +74,6 @@ int OpenOwnFolder(const std::string& dir, std::string* error) {
     close(fd);
     return -1;
   }
-  // Closed to the group until the socket has its final owner and mode.
-  if (fchmod(fd, 0700) != 0) {
-    *error = Errno(dir);
-    close(fd);
-    return -1;
-  }
   return fd;
 }
 
@@ -240,6 +234,8 @@ std::unique_ptr<UnixListener> UnixListener::Open(const std::string& path, int64_
     return nullptr;
   };
   if (!ClearStale(dirfd, name, path, error)) return fail(*error);
+  // Closed to the group until the socket has its final owner and mode.
+  if (fchmod(dirfd, 0700) != 0) return fail(Errno(dir));
   l->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (l->fd_ < 0) return fail(Errno("socket"));
   sockaddr_un addr{};

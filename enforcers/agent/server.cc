@@ -35,7 +35,8 @@ grpc::Status ToGrpc(const RpcStatus& s) {
 bool FromTls(const grpc::AuthContext& auth, const Roles& roles, Caller* caller) {
   if (!auth.IsPeerAuthenticated()) return false;
   auto type = auth.FindPropertyValues(GRPC_TRANSPORT_SECURITY_TYPE_PROPERTY_NAME);
-  if (type.empty() || type[0] != "ssl") return false;
+  // "tls" from TlsServerCredentials ("ssl" from the older SslServerCredentials).
+  if (type.empty() || (type[0] != "tls" && type[0] != "ssl")) return false;
   auto uri = auth.FindPropertyValues(GRPC_PEER_URI_PROPERTY_NAME);
   auto cn = auth.FindPropertyValues(GRPC_X509_CN_PROPERTY_NAME);
   if (!uri.empty()) {

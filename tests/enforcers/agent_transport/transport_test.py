@@ -1,0 +1,573 @@
+#!/usr/bin/python3
+"""wardd's transport, driven by the stock python client (grpcio 1.51).
+
+Generic calls only (channel.unary_unary(PATH, ...)) with messages built by
+grpc_tools.protoc at test time from the checked-in proto, or raw protobuf
+bytes (health, reflection): nothing depends on Ward's own client. Each call
+runs in a child process (this file with --client), so that it can run under
+another uid and groups, as a caller of wardd would.
+
+  transport_test.py --wardd PATH --proto DIR [--fake]
+
+--fake: PATH is wardd_transport_fake (fake_agent.cc), whose List echoes the
+caller's identity and role and whose Get can block; the assertions that need
+it are skipped against the real wardd. Needs root (exit 77 otherwise).
+"""
+
+import argparse
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+PY = "/usr/bin/python3"
+UID_READER = 64124  # ids no account uses; nothing is added to /etc/group
+UID_OTHER = 64125
+GID_READERS = 64123
+BAD_PATHS = [
+    "//ward.agent.v1.Agent/List",
+    "/ward.agent.v1.agent/List",
+    "/ward.agent.v1.Agent/list",
+    "/WARD.agent.v1.Agent/List",
+    "/ward.agent.v1.Agent/List/",
+    "/./ward.agent.v1.Agent/List",
+    "/ward.agent.v1.Agent/./List",
+    "/ward.agent.v1.Agent/%4Cist",
+    "/ward.agent.v1.Agent%2FList",
+    "/grpc.health.v1.Health/check",
+]
+
+
+# --------------------------------------------------------------------------
+# The client (a child process): one call, its outcome as JSON on stdout.
+
+
+def pb_varint(n):
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out += bytes([b | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def pb_field(num, data):
+    """A length-delimited field."""
+    return pb_varint(num << 3 | 2) + pb_varint(len(data)) + data
+
+
+def pb_parse(data):
+    """Raw protobuf: [(field, wire type, value)]; value bytes or int."""
+    out, i = [], 0
+    while i < len(data):
+        key, i = _varint(data, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(data, i)
+        elif wt == 2:
+            n, i = _varint(data, i)
+            v, i = data[i : i + n], i + n
+        else:
+            raise ValueError("wire type %d" % wt)
+        out.append((num, wt, v))
+    return out
+
+
+def _varint(data, i):
+    n = shift = 0
+    while True:
+        b = data[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def client_main(spec):
+    import grpc
+
+    sys.path.insert(0, spec["py"])
+    from google.protobuf import json_format
+    from ward.agent.v1 import agent_pb2
+
+    options = [("grpc.max_receive_message_length", 128 << 20)]
+    if spec.get("tls"):
+        t = spec["tls"]
+        read = lambda p: open(p, "rb").read() if p else None
+        creds = grpc.ssl_channel_credentials(
+            root_certificates=read(t["ca"]),
+            private_key=read(t.get("key")),
+            certificate_chain=read(t.get("cert")),
+        )
+        channel = grpc.secure_channel(spec["target"], creds, options=options)
+    else:
+        channel = grpc.insecure_channel(spec["target"], options=options)
+    kind = spec.get("kind", "agent")
+    raw = lambda b: b
+    result = {"code": "OK", "details": ""}
+    try:
+        if kind == "agent":
+            name = spec["method"].rsplit("/", 1)[-1]
+            req_type = {"Watch": "WatchRequest"}.get(name, name + "Request")
+            req_cls = getattr(agent_pb2, req_type, agent_pb2.ListRequest)
+            req = json_format.ParseDict(spec.get("request", {}), req_cls())
+            if spec.get("pad"):
+                req.bundle.ir_json = b"x" * spec["pad"]
+            if name == "Watch":
+                call = channel.unary_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
+                stream = call(req.SerializeToString(), timeout=10)
+                first = next(stream)
+                ev = agent_pb2.Event.FromString(first)
+                result["response"] = json_format.MessageToDict(ev)
+                stream.cancel()
+            else:
+                call = channel.unary_unary(spec["method"], request_serializer=raw, response_deserializer=raw)
+                resp = call(req.SerializeToString(), timeout=spec.get("timeout", 10))
+                resp_cls = getattr(agent_pb2, name + "Response", None)
+                if resp_cls is not None:
+                    result["response"] = json_format.MessageToDict(resp_cls.FromString(resp))
+        elif kind == "health":
+            call = channel.unary_unary(spec["method"], request_serializer=raw, response_deserializer=raw)
+            resp = call(pb_field(1, spec.get("service", "").encode()), timeout=10)
+            fields = pb_parse(resp)
+            result["response"] = {"status": fields[0][2] if fields else 0}
+        elif kind == "reflection":
+            call = channel.stream_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
+            # ServerReflectionRequest.list_services (7), then file_containing_symbol (4).
+            reqs = [pb_field(7, b""), pb_field(4, b"ward.agent.v1.Agent")]
+            services, files = [], []
+            for resp in call(iter(reqs), timeout=10):
+                for num, _, v in pb_parse(resp):
+                    if num == 6:  # list_services_response
+                        for _, _, svc in pb_parse(v):
+                            services += [n.decode() for f, _, n in pb_parse(svc) if f == 1]
+                    if num == 4:  # file_descriptor_response
+                        from google.protobuf import descriptor_pb2
+
+                        for _, _, fd in pb_parse(v):
+                            d = descriptor_pb2.FileDescriptorProto.FromString(fd)
+                            files.append([d.name, [s.name for s in d.service]])
+                    if num == 7:  # error_response
+                        result["reflection_error"] = [x[2] for x in pb_parse(v)][0]
+            result["response"] = {"services": sorted(services), "files": files}
+    except grpc.RpcError as e:
+        result = {"code": e.code().name, "details": e.details() or ""}
+    print(json.dumps(result))
+
+
+# --------------------------------------------------------------------------
+# The test driver (root).
+
+
+def sh(*cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw).stdout
+
+
+class Wardd:
+    """A wardd process; its stderr goes to a file for log assertions."""
+
+    def __init__(self, t, args, wait=True):
+        self.log = os.path.join(t.tmp, "wardd-%d.log" % time.monotonic_ns())
+        self.err = open(self.log, "w")
+        cmd = [t.wardd, "--state-dir", t.new_state_dir()] + args
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        t.addCleanup(self.stop)
+        self.endpoints = []
+        if wait:
+            n = sum(1 for a in args if a == "--listen") or 1
+            self._read_endpoints(n)
+
+    def _read_endpoints(self, n):
+        deadline = time.monotonic() + 30
+        while len(self.endpoints) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                raise AssertionError("wardd did not start: " + self.stderr())
+            line = self.proc.stdout.readline()
+            if not line:
+                raise AssertionError("wardd exited %s: %s" % (self.proc.wait(), self.stderr()))
+            if line.startswith("wardd: listening on "):
+                self.endpoints.append(line.split(" on ", 1)[1].strip())
+
+    def target(self, i=0):
+        e = self.endpoints[i]
+        return e if e.startswith("unix:") else e[len("tcp://") :]
+
+    def stderr(self):
+        self.err.flush()
+        with open(self.log) as f:
+            return f.read()
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.err.close()
+        self.proc.stdout.close()
+        return self.proc.returncode
+
+
+class TransportTest(unittest.TestCase):
+    wardd = None
+    proto = None
+    fake = False
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="ward-transport-")
+        os.chmod(cls.tmp, 0o755)  # the unprivileged clients read the generated code
+        cls.py = os.path.join(cls.tmp, "py")
+        os.makedirs(cls.py)
+        from grpc_tools import protoc
+
+        rc = protoc.main(["protoc", "-I" + cls.proto, "--python_out=" + cls.py, "ward/agent/v1/agent.proto"])
+        assert rc == 0, "protoc failed"
+        for d in ("ward", "ward/agent", "ward/agent/v1"):
+            open(os.path.join(cls.py, d, "__init__.py"), "a").close()
+        sh("chmod", "-R", "a+rX", cls.py)
+        cls.pki = make_pki(os.path.join(cls.tmp, "pki"))
+        cls.counter = 0
+
+    @classmethod
+    def tearDownClass(cls):
+        os.environ.get("KEEP") or shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def new_state_dir(self):
+        TransportTest.counter += 1
+        d = os.path.join(self.tmp, "state-%d" % self.counter)
+        os.mkdir(d, 0o700)
+        return d
+
+    def sock(self, name):
+        return os.path.join(self.tmp, name, "agent.sock")
+
+    def call(self, target, method, request=None, user=None, groups=None, gid=None, caps=None, **spec):
+        spec.update(target=target, method=method, request=request or {}, py=self.py)
+        cmd = [PY, __file__, "--client", json.dumps(spec)]
+        kw = {}
+        if caps:  # a non-root caller with CAP_DAC_OVERRIDE reaches a 0600 socket
+            cmd = ["setpriv", "--reuid=%d" % user, "--regid=%d" % (gid or user), "--clear-groups",
+                   "--inh-caps=+dac_override", "--ambient-caps=+dac_override"] + cmd
+        elif user is not None:
+            kw = dict(user=user, group=gid if gid is not None else user, extra_groups=groups or [])
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        return json.loads(out.stdout)
+
+    def assertCode(self, result, code, details=None):
+        self.assertEqual(result["code"], code, result)
+        if details is not None:
+            self.assertEqual(result["details"], details, result)
+
+    # ---- unix socket
+
+    def test_unix_default_modes_operator_and_shutdown(self):
+        path = self.sock("u1")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        self.assertEqual(w.endpoints, ["unix://" + path])
+        d, s = os.stat(os.path.dirname(path)), os.lstat(path)
+        self.assertEqual((stat.S_IMODE(d.st_mode), d.st_uid), (0o700, 0))
+        self.assertTrue(stat.S_ISSOCK(s.st_mode))
+        self.assertEqual((stat.S_IMODE(s.st_mode), s.st_uid), (0o600, 0))
+        r = self.call(w.target(), "/ward.agent.v1.Agent/List")
+        self.assertCode(r, "OK")
+        if self.fake:
+            self.assertEqual(r["response"]["unmanaged"], [{"enforcer": "fake", "policy": "uid:0", "what": "operator"}])
+            r = self.call(w.target(), "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p", "sha256": "ab"}})
+            self.assertCode(r, "OK")
+            self.assertEqual(r["response"]["generation"], "1")
+            self.assertEqual(r["response"]["warnings"], ["applied by uid:0"])
+            r = self.call(w.target(), "/ward.agent.v1.Agent/Apply", {"bundle": {}})
+            self.assertCode(r, "INVALID_ARGUMENT", "bundle.policy: empty")
+        else:
+            r = self.call(w.target(), "/ward.agent.v1.Agent/Apply", {"bundle": {}})
+            self.assertCode(r, "INVALID_ARGUMENT")
+        self.assertEqual(w.stop(), 0)
+        self.assertFalse(os.path.lexists(path), "the socket is removed at shutdown")
+
+    def test_unix_non_root_without_group_is_closed(self):
+        path = self.sock("u2")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        # Without privileges the folder (0700) stops it before wardd sees it.
+        self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/List", user=UID_OTHER), "UNAVAILABLE")
+        # With CAP_DAC_OVERRIDE it reaches the socket: wardd closes it at accept.
+        self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/List", user=UID_OTHER, caps=True), "UNAVAILABLE")
+        self.assertIn("refused a connection from uid %d (pid " % UID_OTHER, w.stderr())
+        self.assertIn("): not root\n", w.stderr())
+
+    def test_unix_reader_group(self):
+        path = self.sock("u3")
+        w = Wardd(self, ["--listen", "unix://" + path, "--reader-group", str(GID_READERS)])
+        d, s = os.stat(os.path.dirname(path)), os.lstat(path)
+        self.assertEqual((stat.S_IMODE(d.st_mode), d.st_uid, d.st_gid), (0o710, 0, GID_READERS))
+        self.assertEqual((stat.S_IMODE(s.st_mode), s.st_uid, s.st_gid), (0o660, 0, GID_READERS))
+        member = dict(user=UID_READER, groups=[GID_READERS])  # a supplementary group (SO_PEERGROUPS)
+        r = self.call(w.target(), "/ward.agent.v1.Agent/List", **member)
+        self.assertCode(r, "OK")
+        if self.fake:
+            self.assertEqual(r["response"]["unmanaged"][0]["policy"], "uid:%d" % UID_READER)
+            self.assertEqual(r["response"]["unmanaged"][0]["what"], "reader")
+        deny = "uid:%d (reader) may not call " % UID_READER
+        r = self.call(w.target(), "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, **member)
+        self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Apply")
+        r = self.call(w.target(), "/ward.agent.v1.Agent/Remove", {"policy": "p"}, **member)
+        self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Remove")
+        for m in ("Get", "Check"):
+            self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/" + m, **member), "OK")
+        r = self.call(w.target(), "/grpc.health.v1.Health/Check", kind="health", **member)
+        self.assertEqual(r, {"code": "OK", "details": "", "response": {"status": 1}})
+        if self.fake:
+            r = self.call(w.target(), "/ward.agent.v1.Agent/Watch", **member)
+            self.assertCode(r, "OK")
+            self.assertEqual(r["response"]["error"], "hello uid:%d" % UID_READER)
+        # The effective gid (SO_PEERCRED) counts too.
+        r = self.call(w.target(), "/ward.agent.v1.Agent/List", user=UID_READER, gid=GID_READERS)
+        self.assertCode(r, "OK")
+        # Anyone else is closed before it is served (CAP_DAC_OVERRIDE passes the modes).
+        r = self.call(w.target(), "/ward.agent.v1.Agent/List", user=UID_OTHER, caps=True)
+        self.assertCode(r, "UNAVAILABLE")
+        self.assertIn("refused a connection from uid %d (pid " % UID_OTHER, w.stderr())
+        self.assertIn("): not root, not in group %d\n" % GID_READERS, w.stderr())
+
+    def test_unix_descriptor_outlives_its_calls(self):
+        """Role by "fd:N" is race-free: a connection's descriptor is not closed
+        (and its number not reused by a new caller) while a call on it runs,
+        even after the client went away."""
+        if not self.fake:
+            self.skipTest("needs the fake service's blocking Get")
+        path = self.sock("u4")
+        w = Wardd(self, ["--listen", "unix://" + path, "--reader-group", str(GID_READERS)])
+        gate = os.path.join(self.tmp, "gate-u4")
+        before = socket_fds(w.proc.pid)
+        spec = dict(target=w.target(), method="/ward.agent.v1.Agent/Get", request={"policy": "block:" + gate}, py=self.py)
+        child = subprocess.Popen([PY, __file__, "--client", json.dumps(spec)], user=UID_READER,
+                                 group=UID_READER, extra_groups=[GID_READERS], stdout=subprocess.DEVNULL)
+        self.addCleanup(lambda: (child.poll() is None and child.kill(), child.wait()))
+        wait_for(lambda: os.path.exists(gate + ".entered"))
+        with open(gate + ".entered") as f:
+            self.assertEqual(f.read(), "uid:%d\n" % UID_READER)
+        held = {fd: ino for fd, ino in socket_fds(w.proc.pid).items() if before.get(fd) != ino}
+        self.assertEqual(len(held), 1, held)
+        child.kill()
+        child.wait()
+        time.sleep(0.5)
+        # The operator connects while the reader's call still runs: the
+        # reader's descriptor is still open, the new caller gets another.
+        r = self.call(w.target(), "/ward.agent.v1.Agent/List")
+        self.assertEqual(r["response"]["unmanaged"][0]["policy"], "uid:0")
+        now = socket_fds(w.proc.pid)
+        for fd, ino in held.items():
+            self.assertEqual(now.get(fd), ino, "the descriptor of a running call was closed")
+        open(gate, "w").close()
+        wait_for(lambda: all(socket_fds(w.proc.pid).get(fd) != ino for fd, ino in held.items()))
+
+    def test_unix_stale_live_and_shared_folders(self):
+        path = self.sock("u5")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        w2 = Wardd(self, ["--listen", "unix://" + path], wait=False)
+        self.assertEqual(w2.proc.wait(timeout=30), 1)
+        self.assertEqual(w2.stderr(), "wardd: %s: another process listens on it (is wardd running already?)\n" % path)
+        w.stop(signal.SIGKILL)
+        self.assertTrue(stat.S_ISSOCK(os.lstat(path).st_mode), "kill -9 leaves the socket")
+        w3 = Wardd(self, ["--listen", "unix://" + path])  # the stale socket is replaced
+        self.assertCode(self.call(w3.target(), "/ward.agent.v1.Agent/List"), "OK")
+        # A folder that is not the socket's own is refused, never re-moded.
+        shared = os.path.join(self.tmp, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o1777)
+        w4 = Wardd(self, ["--listen", "unix://%s/agent.sock" % shared], wait=False)
+        self.assertEqual(w4.proc.wait(timeout=30), 1)
+        self.assertEqual(
+            w4.stderr(),
+            "wardd: %s: owner uid 0, mode 1777; the socket needs a folder of its own (root's, mode 0700)\n" % shared)
+        self.assertEqual(stat.S_IMODE(os.stat(shared).st_mode), 0o1777)
+        w5 = Wardd(self, ["--listen", "unix-abstract:ward"], wait=False)
+        self.assertEqual(w5.proc.wait(timeout=30), 2)
+        self.assertEqual(w5.stderr(), "wardd: --listen unix-abstract:ward: expected unix:///PATH or tcp://HOST:PORT\n")
+
+    def test_unix_health_reflection_size_and_paths(self):
+        path = self.sock("u6")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        t = w.target()
+        for service, status in (("", 1), ("ward.agent.v1.Agent", 1)):
+            r = self.call(t, "/grpc.health.v1.Health/Check", kind="health", service=service)
+            self.assertEqual(r, {"code": "OK", "details": "", "response": {"status": status}})
+        r = self.call(t, "/grpc.health.v1.Health/Check", kind="health", service="nope")
+        self.assertCode(r, "NOT_FOUND")
+        r = self.call(t, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", kind="reflection")
+        self.assertCode(r, "OK")
+        self.assertIn("ward.agent.v1.Agent", r["response"]["services"])
+        self.assertIn("grpc.health.v1.Health", r["response"]["services"])
+        self.assertEqual(r["response"]["files"], [["ward/agent/v1/agent.proto", ["Agent"]]])
+        # 64 MiB is the limit: a larger message is gRPC's own RESOURCE_EXHAUSTED.
+        r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, pad=65 << 20)
+        self.assertCode(r, "RESOURCE_EXHAUSTED")
+        self.assertIn("larger than max", r["details"])
+        if self.fake:
+            r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, pad=60 << 20)
+            self.assertCode(r, "OK")
+        # Not the table's exact paths: gRPC has no such method.
+        for p in BAD_PATHS:
+            r = self.call(t, p)
+            self.assertCode(r, "UNIMPLEMENTED")
+            self.assertEqual(r["details"], "", p)
+
+    # ---- TCP
+
+    def test_tcp_needs_tls_flags(self):
+        w = Wardd(self, ["--listen", "tcp://127.0.0.1:0"], wait=False)
+        self.assertEqual(w.proc.wait(timeout=30), 2)
+        self.assertEqual(w.stderr(), "wardd: --listen tcp://127.0.0.1:0: TCP is served with mutual TLS only; "
+                         "missing --tls-cert, --tls-key, --client-ca\n")
+        w = Wardd(self, ["--listen", "unix://" + self.sock("t0"), "--listen", "tcp://127.0.0.1:0",
+                         "--tls-cert", self.pki["server.crt"]], wait=False)
+        self.assertEqual(w.proc.wait(timeout=30), 2)
+        self.assertEqual(w.stderr(), "wardd: --listen tcp://127.0.0.1:0: TCP is served with mutual TLS only; "
+                         "missing --tls-key, --client-ca\n")
+        self.assertFalse(os.path.lexists(self.sock("t0")), "nothing opened")
+
+    def test_tcp_mutual_tls(self):
+        k = self.pki
+        w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
+                         "--client-ca", k["ca.crt"], "--crl-dir", k["crl"], "--roles", k["roles.yaml"]])
+        self.assertTrue(w.endpoints[0].startswith("tcp://127.0.0.1:"), w.endpoints)
+        t = w.target()
+        tls = lambda who: {"ca": k["ca.crt"], "cert": k.get(who + ".crt"), "key": k.get(who + ".key")}
+        # operator (URI SAN)
+        r = self.call(t, "/ward.agent.v1.Agent/List", tls=tls("operator"))
+        self.assertCode(r, "OK")
+        if self.fake:
+            self.assertEqual(r["response"]["unmanaged"][0], {"enforcer": "fake", "policy": "spiffe://ward.test/ops", "what": "operator"})
+            r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, tls=tls("operator"))
+            self.assertCode(r, "OK")
+        r = self.call(t, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", kind="reflection", tls=tls("operator"))
+        self.assertIn("ward.agent.v1.Agent", r["response"]["services"])
+        # reader (CN only)
+        r = self.call(t, "/ward.agent.v1.Agent/List", tls=tls("reader"))
+        self.assertCode(r, "OK")
+        if self.fake:
+            self.assertEqual(r["response"]["unmanaged"][0]["policy"], "monitor")
+        r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, tls=tls("reader"))
+        self.assertCode(r, "PERMISSION_DENIED", "monitor (reader) may not call /ward.agent.v1.Agent/Apply")
+        r = self.call(t, "/grpc.health.v1.Health/Check", kind="health", tls=tls("reader"))
+        self.assertEqual(r["response"], {"status": 1})
+        # a verified certificate of an identity the roles file does not name
+        for method, kind in (("/ward.agent.v1.Agent/List", "agent"), ("/grpc.health.v1.Health/Check", "health"),
+                             ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", "reflection")):
+            r = self.call(t, method, kind=kind, tls=tls("stranger"))
+            self.assertCode(r, "PERMISSION_DENIED", "spiffe://ward.test/stranger (none) may not call " + method)
+        # revoked (named operator in the roles file), another CA's, none: no handshake
+        for who in ("revoked", "foreign", "none"):
+            r = self.call(t, "/ward.agent.v1.Agent/List", tls=tls(who))
+            self.assertCode(r, "UNAVAILABLE")
+        # Not the table's exact paths: refused before any handler, path not echoed.
+        for p in BAD_PATHS + ["/ward.agent.v1.Agent/List\x7f"]:
+            r = self.call(t, p, tls=tls("operator"))
+            self.assertCode(r, "PERMISSION_DENIED", "spiffe://ward.test/ops (operator) may not call this method")
+        r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, pad=65 << 20, tls=tls("operator"))
+        self.assertCode(r, "RESOURCE_EXHAUSTED")
+        self.assertEqual(w.stop(), 0)
+        # The control: without --crl-dir the revoked certificate is an operator's.
+        w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
+                         "--client-ca", k["ca.crt"], "--roles", k["roles.yaml"]])
+        self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/List", tls=tls("revoked")), "OK")
+
+
+def socket_fds(pid):
+    out = {}
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        try:
+            link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
+        except OSError:
+            continue
+        if link.startswith("socket:"):
+            out[int(fd)] = link
+    return out
+
+
+def wait_for(pred, timeout=20):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
+
+
+def make_pki(d):
+    """A CA, a server certificate for 127.0.0.1, client certificates
+    (operator: URI SAN; reader: CN only; stranger: URI SAN the roles file
+    does not name; revoked: in the CRL), one of another CA, the CRL by hash
+    name in crl/, and the roles file."""
+    os.makedirs(os.path.join(d, "crl"))
+    open(os.path.join(d, "index.txt"), "w").close()
+    with open(os.path.join(d, "crlnumber"), "w") as f:
+        f.write("01\n")
+    cnf = os.path.join(d, "ca.cnf")
+    with open(cnf, "w") as f:
+        f.write("[ca]\ndefault_ca=tca\n[tca]\ndatabase=%s/index.txt\ncrlnumber=%s/crlnumber\n"
+                "certificate=%s/ca.crt\nprivate_key=%s/ca.key\ndefault_md=sha256\ndefault_crl_days=2\n" % ((d,) * 4))
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
+    for ca in ("ca", "foreign-ca"):
+        sh("openssl", "req", "-x509", *ec, "-keyout", "%s/%s.key" % (d, ca), "-out", "%s/%s.crt" % (d, ca),
+           "-days", "2", "-subj", "/CN=ward test " + ca, "-addext", "basicConstraints=critical,CA:TRUE",
+           "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+
+    def issue(name, cn, ext, ca="ca"):
+        sh("openssl", "req", *ec, "-keyout", "%s/%s.key" % (d, name), "-out", "%s/%s.csr" % (d, name), "-subj", "/CN=" + cn)
+        with open("%s/%s.ext" % (d, name), "w") as f:
+            f.write(ext)
+        sh("openssl", "x509", "-req", "-in", "%s/%s.csr" % (d, name), "-CA", "%s/%s.crt" % (d, ca),
+           "-CAkey", "%s/%s.key" % (d, ca), "-CAcreateserial", "-days", "2", "-sha256",
+           "-extfile", "%s/%s.ext" % (d, name), "-out", "%s/%s.crt" % (d, name))
+
+    client = "extendedKeyUsage=clientAuth\n"
+    issue("server", "wardd", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n")
+    issue("operator", "ops-cn-unused", client + "subjectAltName=URI:spiffe://ward.test/ops\n")
+    issue("reader", "monitor", client)
+    issue("stranger", "stranger", client + "subjectAltName=URI:spiffe://ward.test/stranger\n")
+    issue("revoked", "revoked", client + "subjectAltName=URI:spiffe://ward.test/revoked\n")
+    issue("foreign", "foreign", client + "subjectAltName=URI:spiffe://ward.test/ops\n", ca="foreign-ca")
+    sh("openssl", "ca", "-config", cnf, "-revoke", "%s/revoked.crt" % d)
+    sh("openssl", "ca", "-config", cnf, "-gencrl", "-out", "%s/crl.pem" % d)
+    h = sh("openssl", "crl", "-hash", "-noout", "-in", "%s/crl.pem" % d).strip()
+    shutil.copy("%s/crl.pem" % d, "%s/crl/%s.r0" % (d, h))
+    with open(os.path.join(d, "roles.yaml"), "w") as f:
+        f.write("operator:\n  - spiffe://ward.test/ops\n  - spiffe://ward.test/revoked\nreader:\n  - monitor\n")
+    sh("chmod", "-R", "a+rX", d)
+    out = {n: os.path.join(d, n) for n in os.listdir(d)}
+    return out
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--client":
+        client_main(json.loads(sys.argv[2]))
+        return 0
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--wardd", required=True)
+    ap.add_argument("--proto", required=True)
+    ap.add_argument("--fake", action="store_true")
+    args, rest = ap.parse_known_args()
+    if os.geteuid() != 0:
+        print("skipped: wardd's transport tests: needs root")
+        return 77
+    TransportTest.wardd, TransportTest.proto, TransportTest.fake = args.wardd, args.proto, args.fake
+    prog = unittest.main(argv=[sys.argv[0], "-v"] + rest, exit=False)
+    return 0 if prog.result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
