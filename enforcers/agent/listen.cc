@@ -166,7 +166,8 @@ bool ParseListenUrl(const std::string& url, ListenUrl* out, std::string* error) 
       if (colon != std::string_view::npos && hp.substr(0, colon).find(':') != hp.npos)
         colon = std::string_view::npos;  // a bare IPv6 address: needs brackets
     }
-    if (colon == std::string_view::npos || colon == 0 || !ParsePort(hp.substr(colon + 1), &u.port)) {
+    if (colon == std::string_view::npos || colon == 0 ||
+        !ParsePort(hp.substr(colon + 1), &u.port)) {
       *error = "--listen " + Printable(url) + ": expected tcp://HOST:PORT";
       return false;
     }
@@ -297,9 +298,8 @@ bool UnixListener::Classify(int fd, Caller* caller, std::string* refused) const 
     caller->role = Role::kOperator;
     return true;
   }
-  if (reader_group_ >= 0 &&
-      (cred.gid == static_cast<gid_t>(reader_group_) ||
-       InGroups(fd, static_cast<gid_t>(reader_group_)))) {
+  if (reader_group_ >= 0 && (cred.gid == static_cast<gid_t>(reader_group_) ||
+                             InGroups(fd, static_cast<gid_t>(reader_group_)))) {
     caller->role = Role::kReader;
     return true;
   }

@@ -53,11 +53,11 @@ bool FromTls(const grpc::AuthContext& auth, const Roles& roles, Caller* caller) 
 // The status of a caller that may not call `path`; the path itself is
 // named only when it is one of the table's (never raw bytes of a request).
 grpc::Status Denied(const Caller& caller, std::string_view path) {
-  std::string what = RequiredRole(path) == Role::kNone ? std::string("this method")
-                                                       : std::string(path);
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      Printable(caller.identity) + " (" + RoleName(caller.role) +
-                          ") may not call " + what);
+  std::string what =
+      RequiredRole(path) == Role::kNone ? std::string("this method") : std::string(path);
+  return grpc::Status(
+      grpc::StatusCode::PERMISSION_DENIED,
+      Printable(caller.identity) + " (" + RoleName(caller.role) + ") may not call " + what);
 }
 
 // Over TCP, before any handler (health and reflection included): the exact
@@ -66,8 +66,8 @@ class TcpGate final : public grpc::AuthMetadataProcessor {
  public:
   explicit TcpGate(const Roles* roles) : roles_(roles) {}
   bool IsBlocking() const override { return false; }
-  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context,
-                       OutputMetadata*, OutputMetadata*) override {
+  grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context, OutputMetadata*,
+                       OutputMetadata*) override {
     Caller caller;
     if (!FromTls(*context, *roles_, &caller))
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no verified client certificate");
@@ -271,7 +271,8 @@ bool GrpcServer::Open(Agent* agent, const ServerOptions& o, std::string* error) 
     health->SetServingStatus(kServiceName, true);
   }
   grpc::Server* raw = server_.get();
-  for (auto& l : unix_) l->Start(&peers_, [raw](int fd) { grpc::AddInsecureChannelFromFd(raw, fd); });
+  for (auto& l : unix_)
+    l->Start(&peers_, [raw](int fd) { grpc::AddInsecureChannelFromFd(raw, fd); });
   return true;
 }
 
@@ -302,8 +303,8 @@ bool CheckServerOptions(const ServerOptions& o, std::vector<ListenUrl>* urls, st
     missing += flag;
   }
   if (!missing.empty()) {
-    *error = "--listen " + Printable(first_tcp) +
-             ": TCP is served with mutual TLS only; missing " + missing;
+    *error = "--listen " + Printable(first_tcp) + ": TCP is served with mutual TLS only; missing " +
+             missing;
     return false;
   }
   return true;

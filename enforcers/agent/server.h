@@ -24,10 +24,10 @@ struct ServerOptions {
   std::vector<std::string> listen;  // URLs (listen.h); empty: kDefaultListen
   std::string tls_cert;             // PEM, watched for changes
   std::string tls_key;
-  std::string client_ca;            // the CA client certificates must chain to
-  std::string crl_dir;              // CRLs by hash name (`openssl rehash`)
-  std::string roles_file;           // YAML (access.h); none: every TCP caller denied
-  std::string reader_group;         // a group name or gid; empty: none
+  std::string client_ca;             // the CA client certificates must chain to
+  std::string crl_dir;               // CRLs by hash name (`openssl rehash`)
+  std::string roles_file;            // YAML (access.h); none: every TCP caller denied
+  std::string reader_group;          // a group name or gid; empty: none
   int max_receive_bytes = 64 << 20;  // larger messages: RESOURCE_EXHAUSTED
 };
 

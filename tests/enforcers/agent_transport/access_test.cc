@@ -42,7 +42,8 @@ TEST_CASE("agent access: the exact method paths and the least role of each") {
        {"//ward.agent.v1.Agent/List", "/ward.agent.v1.agent/List", "/ward.agent.v1.Agent/list",
         "/ward.agent.v1.Agent/List/", "/./ward.agent.v1.Agent/List", "/ward.agent.v1.Agent/./List",
         "/ward.agent.v1.Agent/%4cist", "ward.agent.v1.Agent/List", "",
-        "/grpc.health.v1.Health/check", "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"}) {
+        "/grpc.health.v1.Health/check",
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"}) {
     CAPTURE(p);
     CHECK_FALSE(Allowed(Role::kOperator, p));
   }

@@ -54,7 +54,8 @@ class FakeAgent final : public Agent {
     response->set_removed(false);
     return {};
   }
-  RpcStatus List(const Caller& caller, const v1::ListRequest&, v1::ListResponse* response) override {
+  RpcStatus List(const Caller& caller, const v1::ListRequest&,
+                 v1::ListResponse* response) override {
     auto* u = response->add_unmanaged();
     u->set_enforcer("fake");
     u->set_policy(caller.identity);
