@@ -225,6 +225,7 @@ class TransportTest(unittest.TestCase):
     wardd = None
     proto = None
     fake = False
+    unit = None
 
     @classmethod
     def setUpClass(cls):
@@ -426,6 +427,31 @@ class TransportTest(unittest.TestCase):
             self.assertCode(r, "UNIMPLEMENTED")
             self.assertEqual(r["details"], "", p)
 
+    # ---- packaging
+
+    def test_systemd_unit(self):
+        if not self.unit:
+            self.skipTest("no --unit")
+        with open(self.unit) as f:
+            text = f.read()
+        directives = [l.split("=", 1)[0] for l in text.splitlines() if l and l[0].isalpha() and "=" in l]
+        # Each is a seccomp filter, under which PTRACE_SECCOMP_GET_FILTER is EACCES.
+        seccomp = {"SystemCallFilter", "SystemCallArchitectures", "SystemCallLog", "RestrictAddressFamilies",
+                   "RestrictNamespaces", "RestrictRealtime", "RestrictSUIDSGID", "MemoryDenyWriteExecute",
+                   "LockPersonality", "PrivateDevices", "ProtectKernelModules", "ProtectKernelLogs", "ProtectClock",
+                   "ProtectHostname", "PrivateUsers", "NoExecPaths"}
+        self.assertEqual(sorted(seccomp & set(directives)), [])
+        caps = [l for l in text.splitlines() if l.startswith("CapabilityBoundingSet=")]
+        self.assertEqual(caps, ["CapabilityBoundingSet=CAP_NET_ADMIN CAP_BPF CAP_PERFMON CAP_SYS_ADMIN "
+                                "CAP_SYS_PTRACE CAP_CHOWN CAP_DAC_READ_SEARCH"])
+        copy = os.path.join(self.tmp, "wardd.service")
+        with open(copy, "w") as f:
+            f.write("\n".join("ExecStart=" + os.path.abspath(self.wardd) if l.startswith("ExecStart=") else l
+                              for l in text.splitlines()) + "\n")
+        if shutil.which("systemd-analyze"):
+            out = subprocess.run(["systemd-analyze", "verify", copy], capture_output=True, text=True)
+            self.assertEqual((out.returncode, out.stderr), (0, ""))
+
     # ---- TCP
 
     def test_tcp_needs_tls_flags(self):
@@ -560,11 +586,13 @@ def main():
     ap.add_argument("--wardd", required=True)
     ap.add_argument("--proto", required=True)
     ap.add_argument("--fake", action="store_true")
+    ap.add_argument("--unit", help="the configured wardd.service")
     args, rest = ap.parse_known_args()
     if os.geteuid() != 0:
         print("skipped: wardd's transport tests: needs root")
         return 77
     TransportTest.wardd, TransportTest.proto, TransportTest.fake = args.wardd, args.proto, args.fake
+    TransportTest.unit = args.unit
     prog = unittest.main(argv=[sys.argv[0], "-v"] + rest, exit=False)
     return 0 if prog.result.wasSuccessful() else 1
 
