@@ -249,6 +249,9 @@ std::unique_ptr<UnixListener> UnixListener::Open(const std::string& path, int64_
   if (fchownat(dirfd, name.c_str(), geteuid(), gid, AT_SYMLINK_NOFOLLOW) != 0 ||
       fchmodat(dirfd, name.c_str(), mode, 0) != 0)
     return fail(Errno(path));
+  struct stat bound;
+  if (fstatat(dirfd, name.c_str(), &bound, AT_SYMLINK_NOFOLLOW) != 0) return fail(Errno(path));
+  l->inode_ = bound.st_ino;
   if (listen(l->fd_, 128) != 0) return fail(Errno("listen " + path));
   if (reader_group >= 0 && (fchown(dirfd, geteuid(), gid) != 0 || fchmod(dirfd, 0710) != 0))
     return fail(Errno(dir));
@@ -264,7 +267,10 @@ UnixListener::~UnixListener() {
   Stop();
   if (fd_ >= 0) {
     close(fd_);
-    unlink(path_.c_str());
+    // Only the socket it bound: not one another process put there since.
+    struct stat st;
+    if (lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) && st.st_ino == inode_)
+      unlink(path_.c_str());
   }
   for (int fd : wake_) {
     if (fd >= 0) close(fd);

@@ -83,6 +83,7 @@ class UnixListener {
   std::string path_;
   int64_t reader_group_ = -1;
   int fd_ = -1;
+  ino_t inode_ = 0;  // of the socket bound at path_
   int wake_[2] = {-1, -1};
   UnixPeers* peers_ = nullptr;
   std::function<void(int)> serve_;

@@ -125,11 +125,15 @@ def client_main(spec):
                 req.bundle.ir_json = b"x" * spec["pad"]
             if name == "Watch":
                 call = channel.unary_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
-                stream = call(req.SerializeToString(), timeout=10)
-                first = next(stream)
-                ev = agent_pb2.Event.FromString(first)
-                result["response"] = json_format.MessageToDict(ev)
-                stream.cancel()
+                stream = call(req.SerializeToString(), timeout=spec.get("timeout", 10))
+                events = []
+                for ev in stream:
+                    events.append(json_format.MessageToDict(agent_pb2.Event.FromString(ev)))
+                    if not spec.get("follow"):
+                        stream.cancel()
+                        break
+                    print("event", flush=True)  # the driver waits for this line
+                result["response"] = events[0] if events and not spec.get("follow") else {"events": events}
             else:
                 call = channel.unary_unary(spec["method"], request_serializer=raw, response_deserializer=raw)
                 resp = call(req.SerializeToString(), timeout=spec.get("timeout", 10))
@@ -140,6 +144,12 @@ def client_main(spec):
             call = channel.unary_unary(spec["method"], request_serializer=raw, response_deserializer=raw)
             resp = call(pb_field(1, spec.get("service", "").encode()), timeout=10)
             fields = pb_parse(resp)
+            result["response"] = {"status": fields[0][2] if fields else 0}
+        elif kind == "health_watch":
+            call = channel.unary_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
+            stream = call(pb_field(1, spec.get("service", "").encode()), timeout=10)
+            fields = pb_parse(next(stream))
+            stream.cancel()
             result["response"] = {"status": fields[0][2] if fields else 0}
         elif kind == "reflection":
             call = channel.stream_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
@@ -162,7 +172,7 @@ def client_main(spec):
             result["response"] = {"services": sorted(services), "files": files}
     except grpc.RpcError as e:
         result = {"code": e.code().name, "details": e.details() or ""}
-    print(json.dumps(result))
+    print(json.dumps(result), flush=True)
 
 
 # --------------------------------------------------------------------------
@@ -180,7 +190,7 @@ class Wardd:
         self.log = os.path.join(t.tmp, "wardd-%d.log" % time.monotonic_ns())
         self.err = open(self.log, "w")
         cmd = [t.wardd, "--state-dir", t.new_state_dir()] + args
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err, text=True)
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err)
         t.addCleanup(self.stop)
         self.endpoints = []
         if wait:
@@ -189,15 +199,20 @@ class Wardd:
 
     def _read_endpoints(self, n):
         deadline = time.monotonic() + 30
+        fd, buf = self.proc.stdout.fileno(), b""
         while len(self.endpoints) < n:
+            if b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if line.startswith(b"wardd: listening on "):
+                    self.endpoints.append(line.decode().split(" on ", 1)[1])
+                continue
             left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
                 raise AssertionError("wardd did not start: " + self.stderr())
-            line = self.proc.stdout.readline()
-            if not line:
+            chunk = os.read(fd, 4096)
+            if not chunk:
                 raise AssertionError("wardd exited %s: %s" % (self.proc.wait(), self.stderr()))
-            if line.startswith("wardd: listening on "):
-                self.endpoints.append(line.split(" on ", 1)[1].strip())
+            buf += chunk
 
     def target(self, i=0):
         e = self.endpoints[i]
@@ -267,7 +282,7 @@ class TransportTest(unittest.TestCase):
             kw = dict(user=user, group=gid if gid is not None else user, extra_groups=groups or [])
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=60, **kw)
         self.assertEqual(out.returncode, 0, out.stderr)
-        return json.loads(out.stdout)
+        return json.loads(out.stdout.splitlines()[-1])
 
     def assertCode(self, result, code, details=None):
         self.assertEqual(result["code"], code, result)
@@ -300,6 +315,26 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(w.stop(), 0)
         self.assertFalse(os.path.lexists(path), "the socket is removed at shutdown")
 
+    def test_shutdown_ends_watch_streams(self):
+        path = self.sock("u7")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        spec = dict(target=w.target(), method="/ward.agent.v1.Agent/Watch", follow=True, timeout=60, py=self.py)
+        child = subprocess.Popen([PY, __file__, "--client", json.dumps(spec)], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (child.poll() is None and child.kill(), child.wait(), child.stdout.close()))
+        if self.fake:
+            self.assertEqual(child.stdout.readline(), "event\n")  # the fake's first event
+        else:
+            time.sleep(1)
+        start = time.monotonic()
+        self.assertEqual(w.stop(signal.SIGINT), 0)
+        self.assertLess(time.monotonic() - start, 5)
+        out = json.loads(child.stdout.read().splitlines()[-1])
+        # The stream ends with OK (wardd ended it), not at the client's deadline.
+        self.assertEqual(out["code"], "OK", out)
+        if self.fake:
+            self.assertEqual([e["error"] for e in out["response"]["events"]], ["hello uid:0"])
+        self.assertFalse(os.path.lexists(path))
+
     def test_unix_non_root_without_group_is_closed(self):
         path = self.sock("u2")
         w = Wardd(self, ["--listen", "unix://" + path])
@@ -327,8 +362,9 @@ class TransportTest(unittest.TestCase):
         self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Apply")
         r = self.call(w.target(), "/ward.agent.v1.Agent/Remove", {"policy": "p"}, **member)
         self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Remove")
-        for m in ("Get", "Check"):
-            self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/" + m, **member), "OK")
+        self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/Check", **member), "OK")
+        r = self.call(w.target(), "/ward.agent.v1.Agent/Get", {"policy": "absent"}, **member)
+        self.assertCode(r, "OK" if self.fake else "NOT_FOUND")
         r = self.call(w.target(), "/grpc.health.v1.Health/Check", kind="health", **member)
         self.assertEqual(r, {"code": "OK", "details": "", "response": {"status": 1}})
         if self.fake:
@@ -409,6 +445,8 @@ class TransportTest(unittest.TestCase):
             self.assertEqual(r, {"code": "OK", "details": "", "response": {"status": status}})
         r = self.call(t, "/grpc.health.v1.Health/Check", kind="health", service="nope")
         self.assertCode(r, "NOT_FOUND")
+        r = self.call(t, "/grpc.health.v1.Health/Watch", kind="health_watch", service="ward.agent.v1.Agent")
+        self.assertEqual(r, {"code": "OK", "details": "", "response": {"status": 1}})
         r = self.call(t, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", kind="reflection")
         self.assertCode(r, "OK")
         self.assertIn("ward.agent.v1.Agent", r["response"]["services"])
@@ -468,10 +506,22 @@ class TransportTest(unittest.TestCase):
 
     def test_tcp_mutual_tls(self):
         k = self.pki
-        w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
-                         "--client-ca", k["ca.crt"], "--crl-dir", k["crl"], "--roles", k["roles.yaml"]])
+        path = self.sock("t1")
+        w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--listen", "unix://" + path, "--tls-cert", k["server.crt"],
+                         "--tls-key", k["server.key"], "--client-ca", k["ca.crt"], "--crl-dir", k["crl"],
+                         "--roles", k["roles.yaml"]])
         self.assertTrue(w.endpoints[0].startswith("tcp://127.0.0.1:"), w.endpoints)
+        self.assertEqual(w.endpoints[1], "unix://" + path)
+        self.assertCode(self.call(w.target(1), "/ward.agent.v1.Agent/List"), "OK")
         t = w.target()
+        # TLS 1.2 or later: 1.1 gets no session (s_client, for the version).
+        for version, want in (("-tls1_1", "New, (NONE), Cipher is (NONE)"), ("-tls1_2", "New, TLSv1.2, Cipher is "),
+                              ("-tls1_3", "New, TLSv1.3, Cipher is ")):
+            out = subprocess.run(["openssl", "s_client", "-connect", t, version, "-cipher", "DEFAULT@SECLEVEL=0",
+                                  "-cert", k["operator.crt"], "-key", k["operator.key"], "-CAfile", k["ca.crt"],
+                                  "-alpn", "h2"], stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+            lines = out.stdout.decode("latin-1").splitlines()
+            self.assertTrue(any(l.startswith(want) for l in lines), (version, lines))
         tls = lambda who: {"ca": k["ca.crt"], "cert": k.get(who + ".crt"), "key": k.get(who + ".key")}
         # operator (URI SAN)
         r = self.call(t, "/ward.agent.v1.Agent/List", tls=tls("operator"))
