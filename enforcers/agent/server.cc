@@ -24,6 +24,10 @@ namespace ward::agent {
 namespace {
 
 constexpr const char* kServiceName = "ward.agent.v1.Agent";
+// The synchronous server's threads (each call holds one) and, of those,
+// how many Watch streams may hold.
+constexpr int kMaxThreads = 64;
+constexpr int kMaxWatches = 32;
 
 grpc::Status ToGrpc(const RpcStatus& s) {
   if (s.code < 0 || s.code > 16) return grpc::Status(grpc::StatusCode::INTERNAL, s.message);
@@ -124,6 +128,17 @@ class AgentService final : public v1::Agent::Service {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kWatchMethod, &caller);
     if (!s.ok()) return s;
+    // Watch streams hold a thread each for as long as they last: capped below
+    // the thread quota, so that they cannot starve Apply and the rest.
+    if (watches_.fetch_add(1) >= kMaxWatches) {
+      watches_.fetch_sub(1);
+      return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED,
+                          "wardd serves at most " + std::to_string(kMaxWatches) + " Watch streams");
+    }
+    struct Release {
+      std::atomic<int>* n;
+      ~Release() { n->fetch_sub(1); }
+    } release{&watches_};
     std::unique_ptr<Subscription> sub = agent_->Watch(caller);
     if (!sub) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "wardd is shutting down");
     // Polled, so that a cancelled call or a shutdown ends the stream soon.
@@ -152,6 +167,7 @@ class AgentService final : public v1::Agent::Service {
   }
 
   Agent* agent_;
+  std::atomic<int> watches_{0};
   const UnixPeers* peers_;
   const Roles* roles_;
   const std::atomic<bool>* stopping_;
@@ -232,10 +248,10 @@ bool GrpcServer::Open(Agent* agent, const ServerOptions& o, std::string* error) 
   grpc::ServerBuilder builder;
   builder.SetMaxReceiveMessageSize(o.max_receive_bytes);
   builder.SetMaxSendMessageSize(o.max_receive_bytes);
-  // Each call holds a thread of the synchronous server (a Watch, for as
-  // long as it lasts): beyond these, calls get RESOURCE_EXHAUSTED.
+  // Each call holds a thread of the synchronous server: beyond these, calls
+  // get RESOURCE_EXHAUSTED ("Server Threadpool Exhausted").
   grpc::ResourceQuota quota("wardd");
-  quota.SetMaxThreads(64);
+  quota.SetMaxThreads(kMaxThreads);
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
   gate_ = std::make_shared<TcpGate>(&roles_);

@@ -93,6 +93,34 @@ def _varint(data, i):
             return n, i
 
 
+def client_watches(spec):
+    """Opens spec["watches"] Watch streams (5 channels: 16 streams a
+    connection), then calls List while they are open."""
+    import grpc
+
+    raw = lambda b: b
+    chans = [grpc.insecure_channel(spec["target"], options=[("grpc.use_local_subchannel_pool", 1)]) for _ in range(5)]
+    streams, opened, refused = [], 0, {}
+    for i in range(spec["watches"]):
+        call = chans[i % 5].unary_stream("/ward.agent.v1.Agent/Watch", request_serializer=raw, response_deserializer=raw)
+        streams.append(call(b"", timeout=30))
+    for s in streams:
+        try:
+            next(s)  # with the real service, a stream may send nothing: the fake's hello
+            opened += 1
+        except grpc.RpcError as e:
+            key = "%s: %s" % (e.code().name, e.details())
+            refused[key] = refused.get(key, 0) + 1
+    try:
+        chans[0].unary_unary("/ward.agent.v1.Agent/List", request_serializer=raw, response_deserializer=raw)(b"", timeout=10)
+        listed = "OK"
+    except grpc.RpcError as e:
+        listed = e.code().name
+    for s in streams:
+        s.cancel()
+    print(json.dumps({"opened": opened, "refused": refused, "List": listed}))
+
+
 def client_main(spec):
     import grpc
 
@@ -337,6 +365,20 @@ class TransportTest(unittest.TestCase):
         if self.fake:
             self.assertEqual([e["error"] for e in out["response"]["events"]], ["hello uid:0"])
         self.assertFalse(os.path.lexists(path))
+
+    def test_watch_streams_are_capped(self):
+        """At most 32 Watch streams, so that they cannot take every server
+        thread (64) from Apply and the rest."""
+        if not self.fake:
+            self.skipTest("counts the fake service's first event of each stream")
+        path = self.sock("u8")
+        w = Wardd(self, ["--listen", "unix://" + path])
+        spec = dict(target=w.target(), py=self.py, watches=40)
+        out = subprocess.run([PY, __file__, "--client-watches", json.dumps(spec)], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertEqual(json.loads(out.stdout), {
+            "opened": 32, "refused": {"RESOURCE_EXHAUSTED: wardd serves at most 32 Watch streams": 8}, "List": "OK"})
 
     def test_unix_non_root_without_group_is_closed(self):
         path = self.sock("u2")
@@ -634,6 +676,9 @@ def make_pki(d):
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--client":
         client_main(json.loads(sys.argv[2]))
+        return 0
+    if len(sys.argv) > 2 and sys.argv[1] == "--client-watches":
+        client_watches(json.loads(sys.argv[2]))
         return 0
     ap = argparse.ArgumentParser()
     ap.add_argument("--wardd", required=True)
