@@ -11,6 +11,8 @@
 #include <grpcpp/security/tls_credentials_options.h>
 #include <grpcpp/server_posix.h>
 
+#include <sys/stat.h>
+
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -187,7 +189,7 @@ std::shared_ptr<grpc::ServerCredentials> TlsCredentials(const ServerOptions& o,
                                                         std::string* error) {
   if (!Readable("--tls-cert", o.tls_cert, error) || !Readable("--tls-key", o.tls_key, error) ||
       !Readable("--client-ca", o.client_ca, error))
-    return nullptr;
+    return nullptr;  // (CheckServerOptions saw them; they may have gone since)
   // Re-read every minute: renewed certificates need no restart.
   auto provider = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
       o.tls_key, o.tls_cert, o.client_ca, 60);
@@ -254,6 +256,8 @@ bool GrpcServer::Open(Agent* agent, const ServerOptions& o, std::string* error) 
   quota.SetMaxThreads(kMaxThreads);
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
+  // No SO_REUSEPORT: a second wardd on the same port fails, not shares it.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   gate_ = std::make_shared<TcpGate>(&roles_);
   std::vector<int> ports(urls.size(), 0);
   for (size_t i = 0; i < urls.size(); ++i) {
@@ -295,6 +299,10 @@ bool GrpcServer::Open(Agent* agent, const ServerOptions& o, std::string* error) 
 }  // namespace
 
 bool CheckServerOptions(const ServerOptions& o, std::vector<ListenUrl>* urls, std::string* error) {
+  Roles roles;
+  int64_t group = -1;
+  if (!o.roles_file.empty() && !LoadRoles(o.roles_file, &roles, error)) return false;
+  if (!o.reader_group.empty() && !ResolveGroup(o.reader_group, &group, error)) return false;
   std::vector<std::string> listen = o.listen;
   if (listen.empty()) listen.push_back(kDefaultListen);
   urls->clear();
@@ -323,7 +331,13 @@ bool CheckServerOptions(const ServerOptions& o, std::vector<ListenUrl>* urls, st
              missing;
     return false;
   }
-  return true;
+  struct stat st;
+  if (!o.crl_dir.empty() && (stat(o.crl_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))) {
+    *error = "--crl-dir " + o.crl_dir + ": not a folder";
+    return false;
+  }
+  return Readable("--tls-cert", o.tls_cert, error) && Readable("--tls-key", o.tls_key, error) &&
+         Readable("--client-ca", o.client_ca, error);
 }
 
 std::unique_ptr<Server> Server::Start(Agent* agent, const ServerOptions& options,

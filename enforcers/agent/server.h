@@ -32,8 +32,9 @@ struct ServerOptions {
 };
 
 // Checks the options before anything is opened or the agent started: the
-// URLs, and that a TCP listener has --tls-cert, --tls-key and --client-ca
-// (the error names the missing ones). *urls: the listeners to open.
+// URLs, the roles file, the reader group, and that a TCP listener has
+// --tls-cert, --tls-key and --client-ca (the error names the missing ones)
+// and can read them. *urls: the listeners to open.
 bool CheckServerOptions(const ServerOptions& options, std::vector<ListenUrl>* urls,
                         std::string* error);
 

@@ -548,6 +548,34 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(w.stderr(), "wardd: --listen tcp://127.0.0.1:0: TCP is served with mutual TLS only; "
                          "missing --tls-key, --client-ca\n")
         self.assertFalse(os.path.lexists(self.sock("t0")), "nothing opened")
+        # Bad flags stop it before anything is opened (exit 2), each named.
+        bad_roles = os.path.join(self.tmp, "bad-roles.yaml")
+        with open(bad_roles, "w") as f:
+            f.write("operators:\n  - x\n")
+        tls = ["--tls-cert", self.pki["server.crt"], "--tls-key", self.pki["server.key"]]
+        for args, message in (
+            (["--roles", bad_roles], "%s: unknown key 'operators' (expected operator, reader)" % bad_roles),
+            (["--reader-group", "no-such-group-ward"], "--reader-group no-such-group-ward: no such group"),
+            (["--listen", "tcp://127.0.0.1:0"] + tls + ["--client-ca", "/nonexistent/ca.pem"],
+             "--client-ca /nonexistent/ca.pem: cannot read it"),
+            (["--listen", "tcp://127.0.0.1:0"] + tls + ["--client-ca", self.pki["ca.crt"], "--crl-dir", bad_roles],
+             "--crl-dir %s: not a folder" % bad_roles),
+        ):
+            w = Wardd(self, ["--listen", "unix://" + self.sock("t0")] + args, wait=False)
+            self.assertEqual(w.proc.wait(timeout=30), 2, args)
+            self.assertEqual(w.stderr(), "wardd: " + message + "\n")
+            self.assertFalse(os.path.lexists(self.sock("t0")), "nothing opened")
+        # A port in use: exit 1, the socket opened before it removed again.
+        busy = socket.socket()
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        self.addCleanup(busy.close)
+        port = busy.getsockname()[1]
+        w = Wardd(self, ["--listen", "unix://" + self.sock("t0"), "--listen", "tcp://127.0.0.1:%d" % port] + tls
+                  + ["--client-ca", self.pki["ca.crt"]], wait=False)
+        self.assertEqual(w.proc.wait(timeout=30), 1)
+        self.assertIn("wardd: cannot start the gRPC server", w.stderr())
+        self.assertFalse(os.path.lexists(self.sock("t0")))
 
     def test_tcp_mutual_tls(self):
         k = self.pki
@@ -601,7 +629,12 @@ class TransportTest(unittest.TestCase):
             self.assertCode(r, "PERMISSION_DENIED", "spiffe://ward.test/ops (operator) may not call this method")
         r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, pad=65 << 20, tls=tls("operator"))
         self.assertCode(r, "RESOURCE_EXHAUSTED")
-        self.assertEqual(w.stop(), 0)
+        # A second wardd on the same port fails (no SO_REUSEPORT sharing).
+        w2 = Wardd(self, ["--listen", w.endpoints[0], "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
+                          "--client-ca", k["ca.crt"]], wait=False)
+        self.assertEqual(w2.proc.wait(timeout=30), 1)
+        self.assertIn("wardd: cannot start the gRPC server", w2.stderr())
+        self.assertEqual(w.stop(signal.SIGINT), 0)
         # The control: without --crl-dir the revoked certificate is an operator's.
         w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
                          "--client-ca", k["ca.crt"], "--roles", k["roles.yaml"]])
