@@ -358,7 +358,7 @@ class TransportTest(unittest.TestCase):
             time.sleep(1)
         start = time.monotonic()
         self.assertEqual(w.stop(signal.SIGINT), 0)
-        self.assertLess(time.monotonic() - start, 5)
+        self.assertLess(time.monotonic() - start, 10)  # 2 s of grace, and a loaded machine
         out = json.loads(child.stdout.read().splitlines()[-1])
         # The stream ends with OK (wardd ended it), not at the client's deadline.
         self.assertEqual(out["code"], "OK", out)
@@ -434,7 +434,7 @@ class TransportTest(unittest.TestCase):
         path = self.sock("u4")
         w = Wardd(self, ["--listen", "unix://" + path, "--reader-group", str(GID_READERS)])
         gate = os.path.join(self.tmp, "gate-u4")
-        before = socket_fds(w.proc.pid)
+        before = socket_fds(w.proc.pid, path)
         spec = dict(target=w.target(), method="/ward.agent.v1.Agent/Get", request={"policy": "block:" + gate}, py=self.py)
         child = subprocess.Popen([PY, __file__, "--client", json.dumps(spec)], user=UID_READER,
                                  group=UID_READER, extra_groups=[GID_READERS], stdout=subprocess.DEVNULL)
@@ -442,7 +442,7 @@ class TransportTest(unittest.TestCase):
         wait_for(lambda: os.path.exists(gate + ".entered"))
         with open(gate + ".entered") as f:
             self.assertEqual(f.read(), "uid:%d\n" % UID_READER)
-        held = {fd: ino for fd, ino in socket_fds(w.proc.pid).items() if before.get(fd) != ino}
+        held = {fd: ino for fd, ino in socket_fds(w.proc.pid, path).items() if before.get(fd) != ino}
         self.assertEqual(len(held), 1, held)
         child.kill()
         child.wait()
@@ -451,11 +451,11 @@ class TransportTest(unittest.TestCase):
         # reader's descriptor is still open, the new caller gets another.
         r = self.call(w.target(), "/ward.agent.v1.Agent/List")
         self.assertEqual(r["response"]["unmanaged"][0]["policy"], "uid:0")
-        now = socket_fds(w.proc.pid)
+        now = socket_fds(w.proc.pid, path)
         for fd, ino in held.items():
             self.assertEqual(now.get(fd), ino, "the descriptor of a running call was closed")
         open(gate, "w").close()
-        wait_for(lambda: all(socket_fds(w.proc.pid).get(fd) != ino for fd, ino in held.items()))
+        wait_for(lambda: all(socket_fds(w.proc.pid, path).get(fd) != ino for fd, ino in held.items()))
 
     def test_unix_stale_live_and_shared_folders(self):
         path = self.sock("u5")
@@ -641,14 +641,20 @@ class TransportTest(unittest.TestCase):
         self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/List", tls=tls("revoked")), "OK")
 
 
-def socket_fds(pid):
+def socket_fds(pid, path=None):
+    """{fd: "socket:[inode]"} of a process; with `path`, only the unix
+    sockets on it (accepted ones carry the listener's path)."""
+    inodes = None
+    if path is not None:
+        with open("/proc/net/unix") as f:
+            inodes = {l.split()[6] for l in f.read().splitlines()[1:] if l.split()[-1] == path}
     out = {}
     for fd in os.listdir("/proc/%d/fd" % pid):
         try:
             link = os.readlink("/proc/%d/fd/%s" % (pid, fd))
         except OSError:
             continue
-        if link.startswith("socket:"):
+        if link.startswith("socket:") and (inodes is None or link[len("socket:[") : -1] in inodes):
             out[int(fd)] = link
     return out
 
