@@ -1,5 +1,6 @@
 #include "enforcers/agent/listen.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -15,6 +16,7 @@
 #include <iostream>
 #include <vector>
 
+#include "compiler/agent_guard.h"
 #include "enforcers/agent/access.h"
 
 namespace ward::agent {
@@ -195,6 +197,57 @@ bool ResolveGroup(const std::string& name, int64_t* gid, std::string* error) {
   }
   *gid = found->gr_gid;
   return true;
+}
+
+bool PublishEndpoints(const std::string& path, const std::vector<std::string>& urls,
+                      std::string* error) {
+  ir::AgentEndpoints e;
+  for (const auto& url : urls) {
+    ListenUrl u;
+    if (!ParseListenUrl(url, &u, error)) return false;
+    if (u.kind == ListenUrl::kUnix) {
+      e.unix_paths.push_back(u.path);
+      continue;
+    }
+    std::string host = u.address.substr(0, u.address.rfind(':'));
+    if (host.size() > 1 && host.front() == '[') host = host.substr(1, host.size() - 2);
+    in6_addr probe;
+    if (inet_pton(AF_INET, host.c_str(), &probe) == 1 ||
+        inet_pton(AF_INET6, host.c_str(), &probe) == 1) {
+      e.tcp.push_back({host, u.port});
+    } else {
+      e.tcp.push_back({"0.0.0.0", u.port});
+      e.tcp.push_back({"::", u.port});
+    }
+  }
+  std::string text = ir::EndpointsToJson(e);
+  size_t slash = path.rfind('/');
+  std::string dir = path.substr(0, slash);
+  if (!MakeParents(dir, error)) return false;
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = Errno(dir);
+    return false;
+  }
+  int dirfd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dirfd < 0) {
+    *error = Errno(dir);
+    return false;
+  }
+  std::string name = path.substr(slash + 1);
+  std::string tmp = "." + name + ".wardd-" + std::to_string(getpid());
+  unlinkat(dirfd, tmp.c_str(), 0);  // left by a crash of this pid's predecessor
+  int fd = openat(dirfd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  bool ok = fd >= 0 && fchmod(fd, 0644) == 0 &&
+            write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  ok = ok && renameat(dirfd, tmp.c_str(), dirfd, name.c_str()) == 0 && fsync(dirfd) == 0;
+  if (!ok) {
+    *error = Errno(path);
+    unlinkat(dirfd, tmp.c_str(), 0);
+  }
+  close(dirfd);
+  return ok;
 }
 
 void UnixPeers::Register(int fd, const Caller& caller) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "enforcers/agent/service.h"
 
@@ -93,5 +94,15 @@ class UnixListener {
 
 // A group name or a numeric gid; false with *error if neither.
 bool ResolveGroup(const std::string& name, int64_t* gid, std::string* error);
+
+// Publishes the listeners for compiler/agent_guard.h, which denies them to
+// every policy (`ward run`, `ward apply`, `explain`): `urls` (as
+// Server::Endpoints() gives them, ports as bound) written to `path` as its
+// endpoints file, root's, mode 0644, replaced atomically (temporary file,
+// fsync, rename, fsync of the folder); the folder is created 0700 if
+// missing. A TCP host that is not an IP address is published as 0.0.0.0
+// and :: (the port denied on every address).
+bool PublishEndpoints(const std::string& path, const std::vector<std::string>& urls,
+                      std::string* error);
 
 }  // namespace ward::agent

@@ -1,10 +1,14 @@
 // wardd, the host agent (enforcers/agent/README.md): flags, then the
 // service (service.h) behind the gRPC adapter (server.h) until SIGTERM or
 // SIGINT.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
+#include "compiler/agent_guard.h"
 #include "enforcers/agent/server.h"
 
 int main(int argc, char** argv) {
@@ -54,12 +58,24 @@ int main(int argc, char** argv) {
     service->Shutdown();
     return 1;
   }
+  // The agent of the host's default state: its listeners are published for
+  // the implicit denies that keep every sandbox away from them.
+  const bool publish = std::filesystem::weakly_canonical(options.state_dir) ==
+                       std::filesystem::weakly_canonical(agent::AgentOptions().state_dir);
+  if (publish &&
+      !agent::PublishEndpoints(ward::ir::kAgentEndpointsFile, grpc->Endpoints(), &error)) {
+    std::cerr << "wardd: " << error << "\n";
+    grpc->Shutdown();
+    service->Shutdown();
+    return 1;
+  }
   for (const auto& e : grpc->Endpoints()) std::cout << "wardd: listening on " << e << "\n";
   std::cout << std::flush;
   int signal = 0;
   sigwait(&stop, &signal);
   std::cout << "wardd: " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down\n";
   grpc->Shutdown();
+  if (publish) unlink(ward::ir::kAgentEndpointsFile);
   service->Shutdown();
   return 0;
 }

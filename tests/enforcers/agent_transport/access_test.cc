@@ -1,11 +1,15 @@
 // The method table and the roles file of wardd (enforcers/agent/access.h).
 #include "enforcers/agent/access.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 
+#include "compiler/agent_guard.h"
 #include "enforcers/agent/listen.h"
 
 using ward::agent::Allowed;
@@ -104,4 +108,43 @@ TEST_CASE("agent access: --listen URLs") {
   CHECK(error == "--listen tcp://::1:9: expected tcp://HOST:PORT");
   CHECK_FALSE(ward::agent::ParseListenUrl("tcp://host:65536", &u, &error));
   CHECK_FALSE(ward::agent::ParseListenUrl("tcp://:80", &u, &error));
+}
+
+TEST_CASE("agent access: the endpoints file wardd publishes (compiler/agent_guard.h)") {
+  char base[] = "/tmp/ward-endpoints-XXXXXX";
+  REQUIRE(mkdtemp(base) != nullptr);
+  std::string path = std::string(base) + "/agent/endpoints.json";
+  std::string error;
+  REQUIRE(ward::agent::PublishEndpoints(
+      path,
+      {"unix:///run/x/agent.sock", "tcp://127.0.0.1:9", "tcp://[::1]:10", "tcp://localhost:11"},
+      &error));
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto e = ward::ir::EndpointsFromJson(text, &error);
+  REQUIRE(e.has_value());
+  CHECK(e->unix_paths == std::vector<std::string>{"/run/x/agent.sock"});
+  // A host name is published as every address: its port is denied everywhere.
+  using Tcp = ward::ir::AgentEndpoints::Tcp;
+  CHECK(e->tcp == std::vector<Tcp>{{"127.0.0.1", 9}, {"::1", 10}, {"0.0.0.0", 11}, {"::", 11}});
+  struct stat st;
+  REQUIRE(stat(path.c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0644);  // what HostAgentEndpoints trusts: no group/other write
+  CHECK(st.st_uid == geteuid());
+  REQUIRE(stat((std::string(base) + "/agent").c_str(), &st) == 0);
+  CHECK((st.st_mode & 07777) == 0700);
+  // Replaced whole, no temporary left behind.
+  REQUIRE(ward::agent::PublishEndpoints(path, {"unix:///run/y/agent.sock"}, &error));
+  std::ifstream again(path);
+  text.assign((std::istreambuf_iterator<char>(again)), std::istreambuf_iterator<char>());
+  e = ward::ir::EndpointsFromJson(text, &error);
+  REQUIRE(e.has_value());
+  CHECK(e->unix_paths == std::vector<std::string>{"/run/y/agent.sock"});
+  CHECK(e->tcp.empty());
+  int entries = 0;
+  for ([[maybe_unused]] const auto& f :
+       std::filesystem::directory_iterator(std::string(base) + "/agent"))
+    ++entries;
+  CHECK(entries == 1);
+  std::filesystem::remove_all(base);
 }

@@ -214,15 +214,16 @@ def sh(*cmd, **kw):
 class Wardd:
     """A wardd process; its stderr goes to a file for log assertions."""
 
-    def __init__(self, t, args, wait=True):
+    def __init__(self, t, args, wait=True, prefix=None):
         self.log = os.path.join(t.tmp, "wardd-%d.log" % time.monotonic_ns())
         self.err = open(self.log, "w")
-        cmd = [t.wardd, "--state-dir", t.new_state_dir()] + args
+        # prefix: a command that ends by exec'ing wardd with the default state folder.
+        cmd = prefix + [t.wardd] + args if prefix else [t.wardd, "--state-dir", t.new_state_dir()] + args
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err)
         t.addCleanup(self.stop)
         self.endpoints = []
         if wait:
-            n = sum(1 for a in args if a == "--listen") or 1
+            n = sum(1 for a in args if a.startswith("--listen")) or 1
             self._read_endpoints(n)
 
     def _read_endpoints(self, n):
@@ -287,10 +288,13 @@ class TransportTest(unittest.TestCase):
             open(os.path.join(cls.py, d, "__init__.py"), "a").close()
         sh("chmod", "-R", "a+rX", cls.py)
         cls.pki = make_pki(os.path.join(cls.tmp, "pki"))
+        cls.host_endpoints = os.path.lexists("/run/ward/agent/endpoints.json")
         cls.counter = 0
 
     @classmethod
     def tearDownClass(cls):
+        # Private state folders: the host's endpoints file is never written.
+        assert os.path.lexists("/run/ward/agent/endpoints.json") == cls.host_endpoints
         os.environ.get("KEEP") or shutil.rmtree(cls.tmp, ignore_errors=True)
 
     def new_state_dir(self):
@@ -509,6 +513,36 @@ class TransportTest(unittest.TestCase):
             r = self.call(t, p)
             self.assertCode(r, "UNIMPLEMENTED")
             self.assertEqual(r["details"], "", p)
+
+    def test_default_socket_and_endpoints_file(self):
+        """With the default state folder, in a private mount namespace (tmpfs
+        on /run and /var/lib): the default socket, and the endpoints file the
+        implicit denies read (compiler/agent_guard.h), removed at shutdown."""
+        k = self.pki
+        setup = ("mount -t tmpfs -o mode=0755 tmpfs /run && mount -t tmpfs -o mode=0755 tmpfs /var/lib && "
+                 "mkdir -m 0700 /var/lib/ward && \"$0\" \"$@\"; rc=$?; "
+                 "echo left: $(ls -A /run/ward/agent) >&2; exit $rc")
+        prefix = ["unshare", "-m", "--propagation", "private", "sh", "-c", setup]
+        w = Wardd(self, ["--listen=unix:///run/ward/agent/agent.sock", "--listen=tcp://127.0.0.1:0",
+                         "--tls-cert", k["server.crt"], "--tls-key", k["server.key"], "--client-ca", k["ca.crt"]],
+                  prefix=prefix)
+        root = "/proc/%d/root" % w.proc.pid
+        port = int(w.endpoints[1].rsplit(":", 1)[1])
+        with open(root + "/run/ward/agent/endpoints.json") as f:
+            self.assertEqual(json.load(f), {"version": 1, "unix": ["/run/ward/agent/agent.sock"],
+                                            "tcp": [{"address": "127.0.0.1", "port": port}]})
+        st = os.stat(root + "/run/ward/agent/endpoints.json")
+        self.assertEqual((stat.S_IMODE(st.st_mode), st.st_uid), (0o644, 0))
+        d, s = os.stat(root + "/run/ward/agent"), os.lstat(root + "/run/ward/agent/agent.sock")
+        self.assertEqual((stat.S_IMODE(d.st_mode), stat.S_IMODE(s.st_mode)), (0o700, 0o600))
+        r = self.call("unix://" + root + "/run/ward/agent/agent.sock", "/ward.agent.v1.Agent/List")
+        self.assertCode(r, "OK")
+        with open("/proc/%d/task/%d/children" % (w.proc.pid, w.proc.pid)) as f:
+            wardd = int(f.read().split()[0])  # sh's child
+        os.kill(wardd, signal.SIGTERM)
+        self.assertEqual(w.proc.wait(timeout=30), 0)
+        # What the shell found in the folder after wardd exited: nothing.
+        self.assertTrue(w.stderr().endswith("left:\n"), w.stderr())
 
     # ---- packaging
 
