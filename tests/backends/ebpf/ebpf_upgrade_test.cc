@@ -334,6 +334,44 @@ TEST_CASE("an upgrade to a new object under a connect loop never lets a refused 
   CHECK(Outcomes(cg, env.netns_path(), {{"10.8.0.1", 7002}}) == std::vector<int>{ECONNREFUSED});
 }
 
+TEST_CASE("a re-apply the maps are too small for loads a new object, make before break", "[root]") {
+  // The hash maps are sized when an object is created (at least 4096
+  // entries, both generations together): 4200 addresses of one policy
+  // cannot be written beside the 2 of the generation in force.
+  Environment env;
+  Cleanup cleanup{{"ebpfupgrade"}};
+  const std::string cg = env.Cgroup("grow");
+  enforce::EbpfApplyResult r;
+  ApplyWith(CompilePolicy(kOld), cg, {}, {}, &r);
+  const std::string first = r.object_dir;
+  std::string big = "policy ebpfupgrade { network {\n  allow tcp to 10.8.0.1 port 7001\n";
+  for (int i = 0; i < 4200; ++i) {
+    // Not adjacent: each its own /32, an entry of the HASH map.
+    big += "  allow tcp to 10.60." + std::to_string(i / 100) + "." +
+           std::to_string(2 * (i % 100) + 1) + " port 7001\n";
+  }
+  big += "} }";
+  const ir::Policy grown = CompilePolicy(big);
+  Loop loop(cg, env.netns_path(), kUpgradeTargets);
+  loop.Rounds(20);
+  ApplyWith(grown, cg, {}, {}, &r);
+  loop.Rounds(20);
+  loop.Stop();
+  CheckNoGap(loop, 40);
+  CHECK(r.new_object);
+  CHECK(r.object_dir != first);
+  CHECK(ObjectIds("ebpfupgrade") == std::vector<std::string>{enforce::EbpfObjectIdentity() + "-2"});
+  const int fd = bpf_obj_get((r.object_dir + "/v4_exact").c_str());
+  REQUIRE(fd >= 0);
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  REQUIRE(bpf_obj_get_info_by_fd(fd, &info, &len) == 0);
+  close(fd);
+  CHECK(info.max_entries == 32768u);  // 4 x 4201, rounded up to a power of two
+  CHECK(Outcomes(cg, env.netns_path(), {{"10.60.41.199", 7001}, {"10.60.41.200", 7001}}) ==
+        std::vector<int>{ECONNREFUSED, EPERM});
+}
+
 // Turns the policy's object folder into the flat layout of earlier Wards:
 // its pins moved up into the policy's folder.
 void Flatten(const std::string& policy) {
