@@ -847,6 +847,7 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
 struct EbpfEventReader::Impl {
   ring_buffer* rb = nullptr;
   int rules_fd = -1;
+  std::string policy, dir;  // the rule texts' object (the ring buffer outlives it)
   std::vector<std::string>* out = nullptr;
   ~Impl() {
     ring_buffer__free(rb);
@@ -867,6 +868,8 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
   std::unique_ptr<EbpfEventReader> r(new EbpfEventReader);
   r->impl_ = std::make_unique<Impl>();
   r->impl_->rules_fd = bpf_obj_get((dir + "/rules").c_str());
+  r->impl_->policy = policy;
+  r->impl_->dir = dir;
   Impl* impl = r->impl_.get();
   auto on_event = [](void* ctx, void* data, size_t size) -> int {
     auto* self = static_cast<Impl*>(ctx);
@@ -895,6 +898,15 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
 }
 
 bool EbpfEventReader::Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error) {
+  // A new object took the ring buffer over (make before break): its rule
+  // texts are its own.
+  if (std::string dir = EbpfObjectDir(impl_->policy); !dir.empty() && dir != impl_->dir) {
+    if (const int fd = bpf_obj_get((dir + "/rules").c_str()); fd >= 0) {
+      if (impl_->rules_fd >= 0) close(impl_->rules_fd);
+      impl_->rules_fd = fd;
+      impl_->dir = std::move(dir);
+    }
+  }
   impl_->out = lines;
   int n = ring_buffer__poll(impl_->rb, timeout_ms);
   impl_->out = nullptr;

@@ -138,8 +138,9 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
 // ward run's network layer for a policy with no names to resolve
 // (ebpf_shared.cc): the programs and filled maps of the policy whose hash is
 // `key` are loaded once and kept pinned under /sys/fs/bpf/ward/cache-<key>-
-// <object identity>/; each run links them to its own cgroup, with the links
-// pinned under EbpfPinDir(run_name) (EbpfRemove(run_name) takes them away;
+// <object identity>/<object id>/; each run links them to its own cgroup,
+// with the links pinned under EbpfPinDir(run_name)/<object id>/
+// (EbpfRemove(run_name) takes them away;
 // the cache stays). Runs of one policy share its maps and its event ring
 // buffer. A lock file in `lock_dir` serialises the creation of an entry.
 // *cache_hit: whether the programs were there already.

@@ -277,7 +277,9 @@ void CheckNoGap(const Loop& loop, uint64_t min_rounds) {
 const char* const kOld =
     "policy ebpfupgrade { network { allow tcp to 10.8.0.1 port 7001\n"
     "  allow tcp to 10.8.0.1 port 7003 } }";
-const char* const kNew = "policy ebpfupgrade { network { allow tcp to 10.8.0.1 port 7001 } }";
+const char* const kNew =
+    "policy ebpfupgrade { network { deny tcp to 10.8.0.2 port 7005\n"
+    "  allow tcp to 10.8.0.1 port 7001 } }";
 const std::vector<Target> kUpgradeTargets = {
     {"10.8.0.1", 7001}, {"10.8.0.1", 7002}, {"10.8.0.1", 7003}};
 
@@ -329,6 +331,15 @@ TEST_CASE("an upgrade to a new object under a connect loop never lets a refused 
   REQUIRE(reader->Poll(1000, &lines, &error));
   CHECK(std::find(lines.begin(), lines.end(),
                   "connect to 10.8.0.1:7002 denied (no rule matched)") != lines.end());
+  // One more object, whose rule 1 the first one did not have: the reader
+  // names it by the new object's rule texts.
+  ApplyWith(CompilePolicy(kNew), cg, {}, upgrade, &r);
+  lines.clear();
+  CHECK(Outcomes(cg, env.netns_path(), {{"10.8.0.2", 7005}}) == std::vector<int>{EPERM});
+  REQUIRE(reader->Poll(1000, &lines, &error));
+  CHECK(std::find(lines.begin(), lines.end(),
+                  "connect to 10.8.0.2:7005 denied (rule 1: deny tcp to 10.8.0.2 port 7005)") !=
+        lines.end());
   Remove("ebpfupgrade");
   CHECK_FALSE(fs::exists(enforce::EbpfPinDir("ebpfupgrade")));
   CHECK(Outcomes(cg, env.netns_path(), {{"10.8.0.1", 7002}}) == std::vector<int>{ECONNREFUSED});
