@@ -712,19 +712,36 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
     return false;
   }
   // The object in force: the newest with its config and every link. Any
-  // other is a leftover (an interrupted apply, or an upgrade interrupted
-  // before it detached the object it replaced): removed now, which leaves
-  // the object in force alone.
+  // other is a leftover: of an interrupted load (no link: removed now), of
+  // an upgrade interrupted before it detached the object it replaced, or an
+  // earlier Ward's object without some of today's hooks. Those still
+  // attached enforce beside it; they are detached once this apply is in
+  // force (make before break).
   std::vector<EbpfPinnedObject> objects = EbpfPinnedObjects(policy.name);
   std::optional<EbpfPinnedObject> current;
   for (const EbpfPinnedObject& o : objects) {
     if (o.has_config && o.has_links) current = o;
   }
   const uint64_t next_seq = objects.empty() ? 1 : objects.back().seq + 1;
+  std::vector<EbpfPinnedObject> attached;  // the others still attached
   for (const EbpfPinnedObject& o : objects) {
     if (current && o.dir == current->dir) continue;
-    if (!EbpfRemoveObject(o, error)) return false;
+    if (o.any_link) {
+      attached.push_back(o);
+    } else if (!EbpfRemoveObject(o, error)) {
+      return false;
+    }
   }
+  const auto detach_others = [&] {
+    for (const EbpfPinnedObject& o : attached) {
+      std::string e;
+      if (!EbpfRemoveObject(o, &e)) {
+        *error = "policy applied, but an earlier object is still attached: " + e;
+        return false;
+      }
+    }
+    return true;
+  };
   EbpfConfig cfg;
   if (current && !EbpfReadConfigAt(current->dir, &cfg, error)) return false;
   if (current && cfg.cgroup_id != cgroup.id) {
@@ -746,19 +763,21 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
       error->clear();  // a new object, with maps sized for this policy
     } else {
       done = true;
+      ok = ok && detach_others();
     }
     result->object_dir = current->dir;
     result->generation = cfg.generation ^ 1u;
   }
   if (!done) {
     const std::string dir = pdir + "/" + EbpfObjectIdentity() + "-" + std::to_string(next_seq);
-    std::vector<EbpfPinnedObject> old;
+    std::vector<EbpfPinnedObject> old = attached;
     if (current) old.push_back(*current);
-    ok = ApplyNewObject(dir, current ? current->dir : "", old, cgroup, cg_fd, cg_path, r, error);
+    const std::string previous = current ? current->dir : old.empty() ? "" : old.back().dir;
+    ok = ApplyNewObject(dir, previous, old, cgroup, cg_fd, cg_path, r, error);
     result->new_object = true;
     result->object_dir = dir;
     result->generation = 0;
-    if (!ok && !current) rmdir(pdir.c_str());
+    if (!ok && old.empty()) rmdir(pdir.c_str());
   }
   close(cg_fd);
   if (!ok) return false;
