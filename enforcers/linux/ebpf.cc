@@ -785,7 +785,7 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
                     r.maps.ingress_prefixes.size() + r.timed.size();
   result->unix_names = r.maps.unix_names.size();
   result->abstract_unix_open = abstract_open;
-  result->replaced = current.has_value();
+  result->replaced = current.has_value() || !attached.empty();
   return true;
 }
 
