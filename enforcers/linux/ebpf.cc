@@ -18,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -95,12 +96,9 @@ bool Exists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
 
 // A map update that failed; E2BIG: the map is full (sized when the policy
 // was first applied, OpenSkeleton).
+constexpr const char* kMapsFull = ": the pinned maps are full";
 std::string MapErrno(const std::string& what, int err) {
-  if (err == E2BIG) {
-    return what +
-           ": the pinned maps are full (sized for the policy as first applied): "
-           "`ward remove` the policy and apply it again";
-  }
+  if (err == E2BIG) return what + kMapsFull + " (sized for the policy as first applied)";
   return Errno(what, err);
 }
 
@@ -353,8 +351,32 @@ uint32_t HashCapacity(size_t n) {
 
 // Opens the skeleton with every map pinned (and reused when pinned already,
 // with the size it was created with); new hash maps are sized by `needs`.
+// The maps an object may take over from the one it replaces: they hold no
+// generation (the event ring buffer, so that a reader keeps reading it
+// through an upgrade; the sockets the flow cutter and ingress look at).
+bool ReuseShared(ward_bpf* s, const std::string& from, std::string* error) {
+  for (bpf_map* m : {s->maps.events, s->maps.egress_socks, s->maps.ingress_socks}) {
+    const int fd = bpf_obj_get((from + "/" + bpf_map__name(m)).c_str());
+    if (fd < 0) continue;
+    bpf_map_info info{};
+    uint32_t len = sizeof info;
+    const bool same =
+        bpf_obj_get_info_by_fd(fd, &info, &len) == 0 && info.type == bpf_map__type(m) &&
+        info.key_size == bpf_map__key_size(m) && info.value_size == bpf_map__value_size(m) &&
+        info.map_flags == bpf_map__map_flags(m) &&
+        (info.type != BPF_MAP_TYPE_RINGBUF || info.max_entries == bpf_map__max_entries(m));
+    const int rc = same ? bpf_map__reuse_fd(m, fd) : 0;
+    close(fd);
+    if (rc != 0) {
+      *error = Errno(std::string("taking over map ") + bpf_map__name(m), -rc);
+      return false;
+    }
+  }
+  return true;
+}
+
 bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error,
-                  const MapNeeds& needs = {}) {
+                  const MapNeeds& needs = {}, const std::string& reuse_from = "") {
   skel->s = ward_bpf__open();
   if (!skel->s) {
     *error = Errno("opening the BPF object", errno);
@@ -390,6 +412,7 @@ bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error,
       return false;
     }
   }
+  if (!reuse_from.empty() && !ReuseShared(skel->s, reuse_from, error)) return false;
   bpf_map* map;
   bpf_object__for_each_map(map, skel->s->obj) {
     std::string name = bpf_map__name(map);
@@ -409,19 +432,12 @@ bool OpenSkeleton(const std::string& dir, Skel* skel, std::string* error,
   return true;
 }
 
-bool ReadConfig(ward_bpf* s, ward_config* c, std::string* error) {
-  uint32_t zero = 0;
-  if (bpf_map_lookup_elem(bpf_map__fd(s->maps.ward_cfg), &zero, c) != 0) {
-    *error = Errno("reading the generation", errno);
-    return false;
-  }
-  return true;
-}
-
+// Writes the whole config of an object not attached yet (no program reads
+// it: an update is fine). Flips go through EbpfStoreState.
 bool WriteConfig(ward_bpf* s, const ward_config& c, std::string* error) {
   uint32_t zero = 0;
   if (bpf_map_update_elem(bpf_map__fd(s->maps.ward_cfg), &zero, &c, BPF_ANY) != 0) {
-    *error = Errno("flipping the generation", errno);
+    *error = Errno("writing the config", errno);
     return false;
   }
   return true;
@@ -503,20 +519,9 @@ bool CutFlows(ward_bpf* s, const std::string& cgroup_dir, std::string* error) {
   return ok;
 }
 
-void RemovePins(const std::string& dir) {
-  DIR* d = opendir(dir.c_str());
-  if (!d) return;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    unlink((dir + "/" + n).c_str());
-  }
-  closedir(d);
-  rmdir(dir.c_str());
-}
-
-// First apply: attach every cgroup program and pin its link; on any failure
-// detach what was attached.
+// A new object: attach every cgroup program (beside any other object's: a
+// link attaches with BPF_F_ALLOW_MULTI semantics) and pin its link; on any
+// failure detach what was attached.
 bool AttachAll(ward_bpf* s, const std::string& dir, int cgroup_fd, std::string* error) {
   std::vector<bpf_link*> links;
   bool ok = true;
@@ -562,13 +567,95 @@ bool UpdateLinks(ward_bpf* s, const std::string& dir, std::string* error) {
   return true;
 }
 
-bool IsApplied(const std::string& dir) {
-  for (const Hook& h : kHooks) {
-    if (!Exists(dir + "/" + h.link)) return false;
-  }
-  return Exists(dir + "/ward_cfg");
+// What one apply writes, whichever object takes it.
+struct Rendered {
+  eb::MapContents maps;
+  std::vector<TimedCidr> timed;
+  uint32_t flags = 0;  // WARD_CFG_*
+  MapNeeds needs;
+};
+
+// Fills generation `gen` of a loaded object; *full: a map is too small.
+bool Fill(ward_bpf* s, uint32_t gen, const Rendered& r, bool* full, std::string* error) {
+  bool ok = ClearAll(s, gen, error) && FillGeneration(s, gen, r.maps, error);
+  for (const TimedCidr& t : r.timed) ok = ok && WriteTimed(s, gen, t, error);
+  if (!ok) *full = error->find(kMapsFull) != std::string::npos;
+  return ok;
 }
 
+// Re-apply by the object enforcing (`dir`, config `cfg`): the inactive
+// generation filled, the state word flipped, the runs that read the old one
+// waited for, the old generation cleared. *full (nothing changed): its maps
+// cannot hold the policy.
+bool ReapplyInPlace(const std::string& dir, const EbpfConfig& cfg, const Rendered& r,
+                    const std::string& cg_path, bool* full, std::string* error) {
+  Skel skel;
+  if (!OpenSkeleton(dir, &skel, error)) return false;
+  const uint32_t gen = cfg.generation ^ 1u;
+  std::string ignored;
+  if (!Fill(skel.s, gen, r, full, error)) {
+    ClearAll(skel.s, gen, &ignored);
+    return false;
+  }
+  const int cfg_fd = bpf_map__fd(skel.s->maps.ward_cfg);
+  if (!EbpfStoreState(cfg_fd, EbpfState(gen, r.flags), error)) {
+    ClearAll(skel.s, gen, &ignored);
+    return false;
+  }
+  if (!UpdateLinks(skel.s, dir, error)) {
+    // Back to the generation in force before (the programs are the same).
+    EbpfStoreState(cfg_fd, EbpfState(cfg.generation, cfg.flags), &ignored);
+    EbpfWaitForPrograms();
+    ClearAll(skel.s, gen, &ignored);
+    return false;
+  }
+  // No run still reads the old generation once this returns: clearing it
+  // cannot make one decide by a half-empty generation.
+  EbpfWaitForPrograms();
+  ClearAll(skel.s, cfg.generation, &ignored);
+  std::string cut_error;
+  if (!CutFlows(skel.s, cg_path, &cut_error)) {
+    *error = "policy applied, but established connections were not checked: " + cut_error;
+    return false;
+  }
+  return true;
+}
+
+// A new object in `dir`, make before break: loaded (taking over the
+// generation-free maps of `previous`), filled, attached beside the objects
+// in `old`, which are then detached and unpinned.
+bool ApplyNewObject(const std::string& dir, const std::string& previous,
+                    const std::vector<EbpfPinnedObject>& old, const Cgroup& cgroup, int cg_fd,
+                    const std::string& cg_path, const Rendered& r, std::string* error) {
+  EbpfUnpinFolder(dir);  // leftovers without links (the caller removed those with)
+  if (mkdir(dir.c_str(), 0700) != 0) {
+    *error = Errno("creating " + dir, errno);
+    return false;
+  }
+  Skel skel;
+  bool full = false;
+  const ward_config first{EbpfState(0, r.flags), cgroup.id, static_cast<uint32_t>(cgroup.level), 0};
+  if (!OpenSkeleton(dir, &skel, error, r.needs, previous) || !Fill(skel.s, 0, r, &full, error) ||
+      !WriteConfig(skel.s, first, error) || !AttachAll(skel.s, dir, cg_fd, error)) {
+    EbpfUnpinFolder(dir);
+    return false;
+  }
+  // Both objects run now (either's refusal refuses); the old ones go.
+  bool ok = true;
+  for (const EbpfPinnedObject& o : old) {
+    std::string e;
+    if (!EbpfRemoveObject(o, &e)) {
+      *error = "policy applied, but the object it replaces is still attached: " + e;
+      ok = false;
+    }
+  }
+  std::string cut_error;
+  if (!CutFlows(skel.s, cg_path, &cut_error) && ok) {
+    *error = "policy applied, but established connections were not checked: " + cut_error;
+    ok = false;
+  }
+  return ok;
+}
 }  // namespace
 
 std::string EbpfPinDir(const std::string& policy) { return std::string(kWardDir) + "/" + policy; }
@@ -601,89 +688,104 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
     *error = "policy name '" + policy.name + "' cannot name a bpffs directory";
     return false;
   }
-  eb::MapContents maps;
-  if (!eb::BuildMaps(policy.network, &maps, sink)) return false;
-  const std::vector<TimedCidr> timed = TimedAnswers(policy.network, resolved, &maps);
-  if (maps.portsets.size() > WARD_MAX_PORTSETS) {
+  Rendered r;
+  if (!eb::BuildMaps(policy.network, &r.maps, sink)) return false;
+  r.timed = TimedAnswers(policy.network, resolved, &r.maps);
+  if (r.maps.portsets.size() > WARD_MAX_PORTSETS) {
     *error = "the resolved names need more port sets than the maps hold";
     return false;
   }
+  const bool abstract_open =
+      options.abstract_unix_by_landlock && policy.network.unix_abstract.empty();
+  r.flags = (r.timed.empty() ? 0u : WARD_CFG_DOMAINS) |
+            (abstract_open ? WARD_CFG_UNIX_ABSTRACT_OPEN : 0u);
+  r.needs.exact = r.maps.exact.size();
+  r.needs.dom = r.timed.size();
+  r.needs.ingress_exact = r.maps.ingress_exact.size();
+  r.needs.rules = r.maps.rules.size();
+  r.needs.unix_names = r.maps.unix_names.size();
   if (!EnsureBpffs(error)) return false;
   mkdir(kWardDir, 0700);
-  const std::string dir = EbpfPinDir(policy.name);
-  const bool applied = IsApplied(dir);
-  if (!applied) {
-    RemovePins(dir);  // leftovers of an interrupted apply
-    if (mkdir(dir.c_str(), 0700) != 0) {
-      *error = Errno("creating " + dir, errno);
+  const std::string pdir = EbpfPinDir(policy.name);
+  if (mkdir(pdir.c_str(), 0700) != 0 && errno != EEXIST) {
+    *error = Errno("creating " + pdir, errno);
+    return false;
+  }
+  // The object in force: the newest with its config and every link. Any
+  // other is a leftover: of an interrupted load (no link: removed now), of
+  // an upgrade interrupted before it detached the object it replaced, or an
+  // earlier Ward's object without some of today's hooks. Those still
+  // attached enforce beside it; they are detached once this apply is in
+  // force (make before break).
+  std::vector<EbpfPinnedObject> objects = EbpfPinnedObjects(policy.name);
+  std::optional<EbpfPinnedObject> current;
+  for (const EbpfPinnedObject& o : objects) {
+    if (o.has_config && o.has_links) current = o;
+  }
+  const uint64_t next_seq = objects.empty() ? 1 : objects.back().seq + 1;
+  std::vector<EbpfPinnedObject> attached;  // the others still attached
+  for (const EbpfPinnedObject& o : objects) {
+    if (current && o.dir == current->dir) continue;
+    if (o.any_link) {
+      attached.push_back(o);
+    } else if (!EbpfRemoveObject(o, error)) {
       return false;
     }
   }
+  const auto detach_others = [&] {
+    for (const EbpfPinnedObject& o : attached) {
+      std::string e;
+      if (!EbpfRemoveObject(o, &e)) {
+        *error = "policy applied, but an earlier object is still attached: " + e;
+        return false;
+      }
+    }
+    return true;
+  };
+  EbpfConfig cfg;
+  if (current && !EbpfReadConfigAt(current->dir, &cfg, error)) return false;
+  if (current && cfg.cgroup_id != cgroup.id) {
+    *error = "policy " + policy.name + " is enforced on another cgroup: `ward remove` it first";
+    return false;
+  }
   const std::string cg_path = cgroup.mount + "/" + cgroup.relative;
-  int cg_fd = open(cg_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  const int cg_fd = open(cg_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cg_fd < 0) {
     *error = Errno("opening cgroup " + cg_path, errno);
-    if (!applied) RemovePins(dir);
+    if (!current) rmdir(pdir.c_str());
     return false;
   }
-  MapNeeds needs;
-  needs.exact = maps.exact.size();
-  needs.dom = timed.size();
-  needs.ingress_exact = maps.ingress_exact.size();
-  needs.rules = maps.rules.size();
-  needs.unix_names = maps.unix_names.size();
-  Skel skel;
-  bool ok = OpenSkeleton(dir, &skel, error, needs);
-  ward_config cfg{};
-  if (ok && applied) ok = ReadConfig(skel.s, &cfg, error);
-  if (ok && applied && cfg.cgroup_id != cgroup.id) {
-    *error = "policy " + policy.name + " is enforced on another cgroup: `ward remove` it first";
-    ok = false;
-  }
-  const uint32_t gen = applied ? (cfg.generation ^ 1u) : 0u;
-  // The target generation may hold leftovers of an interrupted apply.
-  ok = ok && ClearAll(skel.s, gen, error) && FillGeneration(skel.s, gen, maps, error);
-  for (const TimedCidr& t : timed) ok = ok && WriteTimed(skel.s, gen, t, error);
-  const bool abstract_open =
-      options.abstract_unix_by_landlock && policy.network.unix_abstract.empty();
-  if (ok) {
-    const uint32_t flags = (timed.empty() ? 0u : WARD_CFG_DOMAINS) |
-                           (abstract_open ? WARD_CFG_UNIX_ABSTRACT_OPEN : 0u);
-    ward_config next{gen, static_cast<uint32_t>(cgroup.level), cgroup.id, flags, 0};
-    if (applied) {
-      // The one step that changes what is enforced.
-      ok = WriteConfig(skel.s, next, error) && UpdateLinks(skel.s, dir, error);
+  bool ok = false, done = false;
+  if (current && cfg.atomic && current->identity == EbpfObjectIdentity() && !options.new_object) {
+    bool full = false;
+    ok = done = ReapplyInPlace(current->dir, cfg, r, cg_path, &full, error);
+    if (!ok && full) {
+      error->clear();  // a new object, with maps sized for this policy
     } else {
-      ok = WriteConfig(skel.s, next, error) && AttachAll(skel.s, dir, cg_fd, error);
+      done = true;
+      ok = ok && detach_others();
     }
+    result->object_dir = current->dir;
+    result->generation = cfg.generation ^ 1u;
+  }
+  if (!done) {
+    const std::string dir = pdir + "/" + EbpfObjectIdentity() + "-" + std::to_string(next_seq);
+    std::vector<EbpfPinnedObject> old = attached;
+    if (current) old.push_back(*current);
+    const std::string previous = current ? current->dir : old.empty() ? "" : old.back().dir;
+    ok = ApplyNewObject(dir, previous, old, cgroup, cg_fd, cg_path, r, error);
+    result->new_object = true;
+    result->object_dir = dir;
+    result->generation = 0;
+    if (!ok && old.empty()) rmdir(pdir.c_str());
   }
   close(cg_fd);
-  if (!ok) {
-    if (applied) {
-      std::string ignored;
-      if (skel.s) ClearAll(skel.s, gen, &ignored);
-    } else {
-      RemovePins(dir);
-    }
-    return false;
-  }
-  std::string cut_error;
-  if (applied) {
-    // The old generation is no longer read once every run that started
-    // before the flip has ended; a run that still reads it finds fewer
-    // entries, so refuses more, never less.
-    ClearAll(skel.s, cfg.generation & 1u, &cut_error);
-  }
-  if (!CutFlows(skel.s, cg_path, &cut_error)) {
-    *error = "policy applied, but established connections were not checked: " + cut_error;
-    return false;
-  }
-  result->generation = gen;
-  result->entries = maps.exact.size() + maps.prefixes.size() + maps.ingress_exact.size() +
-                    maps.ingress_prefixes.size() + timed.size();
-  result->unix_names = maps.unix_names.size();
+  if (!ok) return false;
+  result->entries = r.maps.exact.size() + r.maps.prefixes.size() + r.maps.ingress_exact.size() +
+                    r.maps.ingress_prefixes.size() + r.timed.size();
+  result->unix_names = r.maps.unix_names.size();
   result->abstract_unix_open = abstract_open;
-  result->replaced = applied;
+  result->replaced = current.has_value() || !attached.empty();
   return true;
 }
 
@@ -695,27 +797,24 @@ bool EbpfRemove(const std::string& policy, bool* removed, std::string* error) {
   }
   const std::string dir = EbpfPinDir(policy);
   if (!Exists(dir)) return true;
+  // Every object, newest first (the flat layout of an earlier Ward last):
+  // a link fd held elsewhere cannot keep any of them attached.
+  std::vector<EbpfPinnedObject> objects = EbpfPinnedObjects(policy);
   bool ok = true;
-  for (const Hook& h : kHooks) {
-    const std::string path = dir + "/" + h.link;
-    if (!Exists(path)) continue;
-    int fd = bpf_obj_get(path.c_str());
-    if (fd < 0 || bpf_link_detach(fd) != 0) {
-      *error = Errno("detaching " + path, errno);
-      ok = false;
-    }
-    if (fd >= 0) close(fd);
+  for (auto it = objects.rbegin(); it != objects.rend(); ++it) {
+    if (!EbpfDetachLinks(it->dir, error)) ok = false;
   }
   if (!ok) return false;
-  RemovePins(dir);
+  for (auto it = objects.rbegin(); it != objects.rend(); ++it) EbpfUnpinFolder(it->dir);
+  rmdir(dir.c_str());
   *removed = true;
   return true;
 }
 
 bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
                      const ir::NetDecision& names_allow, uint32_t ttl_seconds, std::string* error) {
-  const std::string dir = EbpfPinDir(policy.name);
-  if (!IsApplied(dir)) {
+  const std::string dir = EbpfObjectDir(policy.name);
+  if (dir.empty()) {
     *error = "policy " + policy.name + " is not applied";
     return false;
   }
@@ -739,8 +838,11 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
     return false;
   }
   Skel skel;
-  ward_config cfg{};
-  if (!OpenSkeleton(dir, &skel, error) || !ReadConfig(skel.s, &cfg, error)) return false;
+  EbpfConfig cfg;
+  if (!OpenSkeleton(dir, &skel, error) ||
+      !EbpfReadConfig(bpf_map__fd(skel.s->maps.ward_cfg), &cfg, error)) {
+    return false;
+  }
   if (maps.portsets.size() > known_sets && (cfg.flags & WARD_CFG_DOMAINS) != 0) {
     // The apply's own answers may hold the port set ids past the policy's:
     // writing new ones there could change their meaning.
@@ -753,8 +855,8 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
   }
   if (!WriteTimed(skel.s, gen, timed[0], error)) return false;
   if ((cfg.flags & WARD_CFG_DOMAINS) == 0) {
-    cfg.flags |= WARD_CFG_DOMAINS;
-    return WriteConfig(skel.s, cfg, error);
+    return EbpfStoreState(bpf_map__fd(skel.s->maps.ward_cfg),
+                          EbpfState(gen, cfg.flags | WARD_CFG_DOMAINS), error);
   }
   return true;
 }
@@ -764,6 +866,7 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
 struct EbpfEventReader::Impl {
   ring_buffer* rb = nullptr;
   int rules_fd = -1;
+  std::string policy, dir;  // the rule texts' object (the ring buffer outlives it)
   std::vector<std::string>* out = nullptr;
   ~Impl() {
     ring_buffer__free(rb);
@@ -775,8 +878,8 @@ EbpfEventReader::~EbpfEventReader() = default;
 
 std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy,
                                                        std::string* error) {
-  const std::string dir = EbpfPinDir(policy);
-  int events_fd = bpf_obj_get((dir + "/events").c_str());
+  const std::string dir = EbpfObjectDir(policy);
+  int events_fd = dir.empty() ? -1 : bpf_obj_get((dir + "/events").c_str());
   if (events_fd < 0) {
     *error = Errno("opening " + dir + "/events", errno);
     return nullptr;
@@ -784,6 +887,8 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
   std::unique_ptr<EbpfEventReader> r(new EbpfEventReader);
   r->impl_ = std::make_unique<Impl>();
   r->impl_->rules_fd = bpf_obj_get((dir + "/rules").c_str());
+  r->impl_->policy = policy;
+  r->impl_->dir = dir;
   Impl* impl = r->impl_.get();
   auto on_event = [](void* ctx, void* data, size_t size) -> int {
     auto* self = static_cast<Impl*>(ctx);
@@ -812,6 +917,15 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
 }
 
 bool EbpfEventReader::Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error) {
+  // A new object took the ring buffer over (make before break): its rule
+  // texts are its own.
+  if (std::string dir = EbpfObjectDir(impl_->policy); !dir.empty() && dir != impl_->dir) {
+    if (const int fd = bpf_obj_get((dir + "/rules").c_str()); fd >= 0) {
+      if (impl_->rules_fd >= 0) close(impl_->rules_fd);
+      impl_->rules_fd = fd;
+      impl_->dir = std::move(dir);
+    }
+  }
   impl_->out = lines;
   int n = ring_buffer__poll(impl_->rb, timeout_ms);
   impl_->out = nullptr;
@@ -909,24 +1023,13 @@ class Ebpf final : public NetworkEnforcer {
   // the new answers (a generation flip: never wider than old or new).
   bool RefreshDomains(const ir::Policy& policy, const ApplyOptions& options, DiagnosticSink& sink,
                       uint32_t* next_seconds, std::string* error) const override {
-    const std::string dir = EbpfPinDir(policy.name);
-    if (!IsApplied(dir)) {
+    const std::string dir = EbpfObjectDir(policy.name);
+    if (dir.empty()) {
       *error = "policy " + policy.name + " is not applied with ebpf";
       return false;
     }
-    const int fd = bpf_obj_get((dir + "/ward_cfg").c_str());
-    if (fd < 0) {
-      *error = Errno("opening " + dir + "/ward_cfg", errno);
-      return false;
-    }
-    ward_config cfg{};
-    uint32_t zero = 0;
-    const int rc = bpf_map_lookup_elem(fd, &zero, &cfg);
-    close(fd);
-    if (rc != 0) {
-      *error = Errno("reading " + dir + "/ward_cfg", errno);
-      return false;
-    }
+    EbpfConfig cfg;
+    if (!EbpfReadConfigAt(dir, &cfg, error)) return false;
     const std::string path = CgroupPathOfId(cfg.cgroup_id);
     std::optional<Cgroup> cg = ResolveCgroup(path, error);
     if (path.empty() || !cg) {
@@ -968,35 +1071,32 @@ class Ebpf final : public NetworkEnforcer {
   bool Status(std::vector<Enforcement>* out, std::string* error) const override {
     DIR* d = opendir(kWardDir);
     if (!d) return true;
-    std::vector<std::string> names;
+    std::vector<std::pair<std::string, std::string>> names;  // (policy, its object's folder)
     while (dirent* e = readdir(d)) {
       std::string n = e->d_name;
-      if (n != "." && n != ".." && IsApplied(EbpfPinDir(n))) names.push_back(n);
+      if (n == "." || n == "..") continue;
+      std::string dir = EbpfObjectDir(n);
+      if (!dir.empty()) names.emplace_back(n, std::move(dir));
     }
     closedir(d);
     std::sort(names.begin(), names.end());
-    for (const std::string& n : names) {
-      int fd = bpf_obj_get((EbpfPinDir(n) + "/ward_cfg").c_str());
-      if (fd < 0) {
-        *error = Errno("opening " + EbpfPinDir(n) + "/ward_cfg", errno);
+    for (const auto& [n, dir] : names) {
+      EbpfConfig cfg;
+      if (!EbpfReadConfigAt(dir, &cfg, error)) {
+        if (!Exists(dir + "/ward_cfg")) continue;  // removed meanwhile
         return false;
       }
-      ward_config cfg{};
-      uint32_t zero = 0;
-      int rc = bpf_map_lookup_elem(fd, &zero, &cfg);
-      close(fd);
-      if (rc != 0) continue;
       Enforcement e;
       e.enforcer = "ebpf";
       e.policy = n;
-      e.table = EbpfPinDir(n);
+      e.table = dir;
       e.generation = cfg.generation;
       e.scope = Target::Kind::kCgroup;
       e.cgroup_id = cfg.cgroup_id;
       e.cgroup = CgroupPathOfId(cfg.cgroup_id);
       for (const char* map : {"v4_exact", "v6_exact", "v4_lpm", "v6_lpm", "v4_dom", "v6_dom",
                               "in4_exact", "in6_exact", "in4_lpm", "in6_lpm"}) {
-        e.elements += MapEntries(EbpfPinDir(n) + "/" + map);
+        e.elements += MapEntries(dir + "/" + map);
       }
       out->push_back(e);
     }

@@ -17,8 +17,54 @@
 
 namespace ward::enforce {
 
-// /sys/fs/bpf/ward/<policy>
+// /sys/fs/bpf/ward/<policy>: the policy's folder. Each BPF object loaded
+// for it (its maps, its links) has a folder of its own in there,
+// <identity>-<n> (EbpfObjectIdentity, then a number counting up), so that an
+// upgrade attaches a new object beside the old one before it detaches the
+// old (make before break). Earlier Wards pinned one object flat in the
+// policy's folder: that layout is still read, and replaced at the next apply.
 std::string EbpfPinDir(const std::string& policy);
+
+// One object pinned for a policy.
+struct EbpfPinnedObject {
+  std::string dir;          // its folder (EbpfPinDir(policy) itself: the flat layout)
+  std::string id;           // "<identity>-<n>"; empty for the flat layout
+  std::string identity;     // the object build (EbpfObjectIdentity); empty for flat
+  uint64_t seq = 0;         // n; 0 for the flat layout
+  bool has_config = false;  // ward_cfg is pinned there
+  bool has_links = false;   // every hook's link is pinned there
+  bool any_link = false;    // some hook's link is
+};
+// The objects pinned for `policy`, oldest first (the flat layout first).
+std::vector<EbpfPinnedObject> EbpfPinnedObjects(const std::string& policy);
+// The folder of the object enforcing `policy`: the newest one with its
+// config and every link pinned; "" when there is none.
+std::string EbpfObjectDir(const std::string& policy);
+
+// What a pinned ward_cfg holds, in the current layout (the state word) or in
+// the flat layout's (generation and flags in words of their own).
+struct EbpfConfig {
+  uint32_t generation = 0;
+  uint32_t flags = 0;  // WARD_CFG_*
+  uint64_t cgroup_id = 0;
+  uint32_t cgroup_level = 0;
+  bool atomic = false;  // the current layout (mmapable, one state word)
+};
+bool EbpfReadConfig(int cfg_fd, EbpfConfig* out, std::string* error);
+bool EbpfReadConfigAt(const std::string& object_dir, EbpfConfig* out, std::string* error);
+// The state word of a generation and its flags.
+uint64_t EbpfState(uint32_t generation, uint32_t flags);
+// Flips: one atomic 8-byte store of `state` into the mmapable ward_cfg.
+bool EbpfStoreState(int cfg_fd, uint64_t state, std::string* error);
+// Returns once every program run that may have read the state word before
+// the call has ended (an RCU grace period).
+void EbpfWaitForPrograms();
+// BPF_LINK_DETACH on every hook link pinned in `dir`.
+bool EbpfDetachLinks(const std::string& dir, std::string* error);
+// Unlinks every pin in `dir` (not its folders) and removes it if empty.
+void EbpfUnpinFolder(const std::string& dir);
+// Detaches the object's links, then removes its pins.
+bool EbpfRemoveObject(const EbpfPinnedObject& object, std::string* error);
 
 // The cgroup hooks: each pinned link's file name and its attach type.
 std::vector<std::pair<std::string, int>> EbpfHookLinks();
@@ -35,6 +81,12 @@ struct EbpfApplyOptions {
   // they still decide paths. When the policy grants an abstract name, the
   // programs decide abstract names (Landlock cannot scope them one by one).
   bool abstract_unix_by_landlock = false;
+  // Load a new object and switch to it make-before-break (attached beside
+  // the current one, which is then detached) even when the current object
+  // could take the policy by a generation flip. An upgrade of Ward does
+  // this by itself (another object identity), and so does a re-apply the
+  // current object's maps are too small for.
+  bool new_object = false;
 };
 
 struct EbpfApplyResult {
@@ -43,6 +95,8 @@ struct EbpfApplyResult {
   size_t unix_names = 0;            // unix socket names written
   bool abstract_unix_open = false;  // abstract addresses are let through (see the option)
   bool replaced = false;            // a previous generation was replaced
+  bool new_object = false;          // a new object replaced the previous one (or none was there)
+  std::string object_dir;           // the folder of the object now enforcing
 };
 
 // Enforces `policy`'s egress, ingress and unix socket rules on `cgroup`
@@ -55,9 +109,15 @@ struct EbpfApplyResult {
 // the programs, fills generation 0, attaches (links: BPF_F_ALLOW_MULTI
 // semantics, so a descendant can add programs but never remove or override
 // these) and pins.
-// Re-apply: fills the inactive generation of the pinned maps, flips the
-// generation once, moves the pinned links onto the freshly loaded programs,
-// and destroys the TCP connections the new generation refuses. All or
+// Re-apply by the same object: fills the inactive generation of the pinned
+// maps, flips the state word once (one atomic store), moves the pinned
+// links onto the freshly loaded programs, waits for the runs that read the
+// old word, clears the old generation, and destroys the TCP connections
+// the new generation refuses. Re-apply by a new object (another build of
+// the programs, a policy the pinned maps cannot hold, or
+// options.new_object): make before break, the new object filled and
+// attached beside the old one (both run: a connection either refuses is
+// refused), then the old one detached and unpinned. All or
 // nothing: on failure nothing new is attached and the active generation is
 // unchanged. Policy problems go to `sink`; operational ones to *error.
 // `resolved`: the answers for the policy's domain grants
@@ -78,8 +138,9 @@ bool EbpfApply(const ir::Policy& policy, const Cgroup& cgroup,
 // ward run's network layer for a policy with no names to resolve
 // (ebpf_shared.cc): the programs and filled maps of the policy whose hash is
 // `key` are loaded once and kept pinned under /sys/fs/bpf/ward/cache-<key>-
-// <object identity>/; each run links them to its own cgroup, with the links
-// pinned under EbpfPinDir(run_name) (EbpfRemove(run_name) takes them away;
+// <object identity>/<object id>/; each run links them to its own cgroup,
+// with the links pinned under EbpfPinDir(run_name)/<object id>/
+// (EbpfRemove(run_name) takes them away;
 // the cache stays). Runs of one policy share its maps and its event ring
 // buffer. A lock file in `lock_dir` serialises the creation of an entry.
 // *cache_hit: whether the programs were there already.

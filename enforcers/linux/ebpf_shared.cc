@@ -31,24 +31,36 @@ std::string ProgPin(const std::string& link) {
   return "prog" + link.substr(4);
 }  // link_x -> prog_x
 
-bool CacheComplete(const std::string& dir) {
-  if (!Exists(dir + "/ward_cfg")) return false;
+// The folder of a cache entry's object (EbpfApply made it, in its own
+// folder under the entry's), when every program is pinned there; "".
+std::string CacheObject(const std::string& cache_name) {
+  const std::vector<EbpfPinnedObject> objects = EbpfPinnedObjects(cache_name);
+  if (objects.empty() || objects.back().seq == 0) return "";
+  const std::string& dir = objects.back().dir;
+  if (!Exists(dir + "/ward_cfg")) return "";
   for (const auto& [link, type] : EbpfHookLinks()) {
-    if (!Exists(dir + "/" + ProgPin(link))) return false;
+    if (!Exists(dir + "/" + ProgPin(link))) return "";
   }
-  return true;
+  return dir;
 }
 
-void Unpin(const std::string& dir) {
+// A run's links to a cache object `object`: <run folder>/<object id>.
+std::string RunObject(const std::string& run, const std::string& object) {
+  return run + object.substr(object.rfind('/'));
+}
+
+void Unpin(const std::string& run, const std::string& dir) {
   for (const auto& [link, type] : EbpfHookLinks()) unlink((dir + "/" + link).c_str());
   rmdir(dir.c_str());
+  rmdir(run.c_str());
 }
 
 // After a normal apply under the cache's name: pins every program next to
 // its maps and moves the links (attached to the first run's cgroup) to the
 // run's own folder.
-bool TurnIntoCache(const std::string& cache, const std::string& run, std::string* error) {
-  if (mkdir(run.c_str(), 0700) != 0) {
+bool TurnIntoCache(const std::string& cache, const std::string& run_dir, std::string* error) {
+  const std::string run = RunObject(run_dir, cache);
+  if (mkdir(run_dir.c_str(), 0700) != 0 || mkdir(run.c_str(), 0700) != 0) {
     *error = Errno("creating " + run, errno);
     return false;
   }
@@ -82,16 +94,18 @@ bool TurnIntoCache(const std::string& cache, const std::string& run, std::string
 }
 
 // Links the cached programs to the run's cgroup; all or nothing.
-bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& cgroup,
+bool LinkCached(const std::string& cache, const std::string& run_dir, const Cgroup& cgroup,
                 std::string* error) {
+  const std::string run = RunObject(run_dir, cache);
   const std::string cg_path = cgroup.mount + "/" + cgroup.relative;
   const int cg_fd = open(cg_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cg_fd < 0) {
     *error = Errno("opening cgroup " + cg_path, errno);
     return false;
   }
-  if (mkdir(run.c_str(), 0700) != 0) {
+  if (mkdir(run_dir.c_str(), 0700) != 0 || mkdir(run.c_str(), 0700) != 0) {
     *error = Errno("creating " + run, errno);
+    rmdir(run_dir.c_str());
     close(cg_fd);
     return false;
   }
@@ -121,7 +135,7 @@ bool LinkCached(const std::string& cache, const std::string& run, const Cgroup& 
     close(fd);
   }
   close(cg_fd);
-  if (!ok) Unpin(run);
+  if (!ok) Unpin(run_dir, run);
   return ok;
 }
 
@@ -239,18 +253,17 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   *cache_hit = false;
   const std::string cache_name = "cache-" + key + "-" + EbpfObjectIdentity().substr(0, 8) +
                                  (options.abstract_unix_by_landlock ? "l" : "");
-  const std::string cache = EbpfPinDir(cache_name);
   const std::string run = EbpfPinDir(run_name);
   // A complete entry is only ever read: link to it without waiting. Its
   // time says when it was last used (EbpfPruneCache). Should it be pruned
   // between the check and the links, it is loaded again below.
-  if (CacheComplete(cache)) {
-    utimensat(AT_FDCWD, cache.c_str(), nullptr, 0);
+  if (const std::string cache = CacheObject(cache_name); !cache.empty()) {
+    utimensat(AT_FDCWD, EbpfPinDir(cache_name).c_str(), nullptr, 0);
     if (LinkCached(cache, run, cgroup, error)) {
       *cache_hit = true;
       return true;
     }
-    if (CacheComplete(cache)) return false;
+    if (!CacheObject(cache_name).empty()) return false;
     error->clear();
   }
   // One run at a time creates a given entry; others wait for it, not for
@@ -259,7 +272,7 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
   const int lock = LockFile(lock_dir, lock_name, error);
   if (lock < 0) return false;
   bool ok;
-  if (CacheComplete(cache)) {
+  if (const std::string cache = CacheObject(cache_name); !cache.empty()) {
     *cache_hit = true;
     ok = LinkCached(cache, run, cgroup, error);
   } else {
@@ -271,7 +284,7 @@ bool EbpfAttachShared(const ir::Policy& policy, const std::string& key, const Cg
     named.name = cache_name;
     EbpfApplyResult result;
     ok = EbpfApply(named, cgroup, {}, options, sink, &result, error);
-    if (ok && !TurnIntoCache(cache, run, error)) {
+    if (ok && !TurnIntoCache(result.object_dir, run, error)) {
       std::string ignored;
       EbpfRemove(run_name, &removed, &ignored);
       EbpfRemove(cache_name, &removed, &ignored);

@@ -119,7 +119,7 @@ void Sockets(int n) {
 }
 
 bool ProgStats(uint64_t* run_ns, uint64_t* runs, const char* link_name = "link_connect4") {
-  int link = bpf_obj_get((enforce::EbpfPinDir("benchebpf") + "/" + link_name).c_str());
+  int link = bpf_obj_get((enforce::EbpfObjectDir("benchebpf") + "/" + link_name).c_str());
   if (link < 0) return false;
   bpf_link_info li{};
   uint32_t len = sizeof li;
@@ -264,7 +264,7 @@ int main(int argc, char** argv) {
                   c1 > c0 ? static_cast<double>(ns1 - ns0) / static_cast<double>(c1 - c0) : 0.0,
                   connect_ns);
       if (!prefixes && n == 100000) {
-        const int map = bpf_obj_get((enforce::EbpfPinDir("benchebpf") + "/v4_exact").c_str());
+        const int map = bpf_obj_get((enforce::EbpfObjectDir("benchebpf") + "/v4_exact").c_str());
         std::printf("(one HASH lookup in that map, nothing else: %.1f ns/run)\n",
                     map >= 0 ? LookupOnlyNs(map, connects) : -1.0);
         if (map >= 0) close(map);

@@ -132,8 +132,16 @@ std::string NewestProgramCache() {
   while (const dirent* e = readdir(d)) {
     if (std::strncmp(e->d_name, "cache-", 6) != 0) continue;
     struct stat st;
-    const std::string dir = root + "/" + e->d_name;
-    if (stat((dir + "/prog_egress").c_str(), &st) != 0 || stat(dir.c_str(), &st) != 0) continue;
+    // Its object's folder: cache-<key>-<identity>/<object id>/.
+    const std::string entry = root + "/" + e->d_name;
+    std::string dir;
+    if (DIR* sub = opendir(entry.c_str())) {
+      while (const dirent* o = readdir(sub)) {
+        if (o->d_name[0] != '.') dir = entry + "/" + o->d_name;
+      }
+      closedir(sub);
+    }
+    if (stat((dir + "/prog_egress").c_str(), &st) != 0 || stat(entry.c_str(), &st) != 0) continue;
     if (st.st_mtime > best_time) {
       best_time = st.st_mtime;
       best = dir;

@@ -29,8 +29,10 @@ char LICENSE[] SEC("license") = "GPL";
 #define TCP_LISTEN 10
 #define BPF_TCP_ESTABLISHED_STATE 1 /* a connected UDP socket's state */
 
+/* Mmapable: user space flips `state` with one atomic 8-byte store. */
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(map_flags, BPF_F_MMAPABLE);
   __uint(max_entries, 1);
   __type(key, __u32);
   __type(value, struct ward_config);
@@ -182,15 +184,24 @@ struct verdict {
   __u32 rule;
 };
 
-/* The active generation in bit 0; bit 1 set when the domain maps are in use
- * (decide4/6 look there only then). */
-#define WARD_GEN_DOMAINS 2u
-static __always_inline __u32 generation(void) {
+/* The state word (generation and flags), read with ONE 8-byte load: the
+ * writer changes it with one atomic store, so a run sees the old word or
+ * the new one, never a mix. 0 (generation 0, no flags) without the map. */
+static __always_inline __u64 ward_state(void) {
   __u32 zero = 0;
   struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
   if (!c) return 0;
-  return (c->generation & 1) | ((c->flags & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
+  return *(volatile __u64*)&c->state;
 }
+
+/* The active generation in bit 0; bit 1 set when the domain maps are in use
+ * (decide4/6 look there only then). */
+#define WARD_GEN_DOMAINS 2u
+static __always_inline __u32 flags_gen_of(__u64 state) {
+  return (__u32)(state & WARD_STATE_GENERATION) |
+         (((state >> WARD_STATE_FLAGS_SHIFT) & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
+}
+static __always_inline __u32 generation(void) { return flags_gen_of(ward_state()); }
 
 /* The verdict of the segment holding `port` in a port set, found by binary
  * search: WARD_ALLOW, or the refusing rule's id (0: no rule matched). A
@@ -466,10 +477,8 @@ static __always_inline int refuse_unix(__u32 gen, __u8 hook, const struct ward_u
  * symlinks, `..` or `//` match only a rule that names them so: none does);
  * the bytes after its first NUL are ignored, as the kernel ignores them. */
 static __always_inline int unix_addr(struct bpf_sock_addr* ctx, __u8 hook) {
-  __u32 zero = 0;
-  struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
-  if (!c) return 0;
-  const __u32 gen = c->generation & 1;
+  const __u64 state = ward_state();
+  const __u32 gen = state & WARD_STATE_GENERATION;
   struct ward_unix_key k;
   __builtin_memset(&k, 0, sizeof(k));
   k.generation = gen;
@@ -481,7 +490,7 @@ static __always_inline int unix_addr(struct bpf_sock_addr* ctx, __u8 hook) {
   if (bpf_probe_read_kernel(k.name, n, sun_path)) return refuse_unix(gen, hook, &k, 0);
   if (k.name[0] == 0) {
     k.abstract = 1;
-    if (c->flags & WARD_CFG_UNIX_ABSTRACT_OPEN) return 1;
+    if ((state >> WARD_STATE_FLAGS_SHIFT) & WARD_CFG_UNIX_ABSTRACT_OPEN) return 1;
     /* The name: every byte after the leading NUL. */
     __u64 len = n - 1;
     if (len > WARD_UNIX_NAME - 1) return refuse_unix(gen, hook, &k, 0);
@@ -685,7 +694,7 @@ int ward_cut_tcp(struct bpf_iter__tcp* ctx) {
   __u32 zero = 0;
   struct ward_config* c = bpf_map_lookup_elem(&ward_cfg, &zero);
   if (!c) return 0;
-  __u32 gen = (c->generation & 1) | ((c->flags & WARD_CFG_DOMAINS) ? WARD_GEN_DOMAINS : 0);
+  __u32 gen = flags_gen_of(*(volatile __u64*)&c->state);
   __u32 level = c->cgroup_level;
   struct cgroup* cg = BPF_CORE_READ(sk, sk_cgrp_data.cgroup);
   if (!cg) return 0;

@@ -41,14 +41,22 @@ typedef uint64_t ward_u64;
  * indexed by generation: the ports some ingress rule allows from some
  * address, as a ward_entry (tcp_set, udp_set). */
 
+/* The one element of the mmapable ARRAY `ward_cfg`. Everything a generation
+ * flip changes lives in `state`, one aligned 8-byte word: the programs read
+ * it with one 8-byte load and user space writes it with one atomic 8-byte
+ * store through the map's mmap()ed page (an ARRAY update is an in-place
+ * copy: a program could see the new generation with the old flags). */
 struct ward_config {
-  ward_u32 generation;   /* 0 or 1: the generation every program decides by */
-  ward_u32 cgroup_level; /* level of the enforced cgroup (the flow cutter) */
-  ward_u64 cgroup_id;    /* its id (kernfs node id) */
-  ward_u32 flags;        /* WARD_CFG_* */
+  ward_u64 state;        /* WARD_STATE_GENERATION | WARD_CFG_* << 32 */
+  ward_u64 cgroup_id;    /* the enforced cgroup's id (kernfs node id), fixed */
+  ward_u32 cgroup_level; /* its level (the flow cutter), fixed */
   ward_u32 pad;
 };
-/* The `*_dom` maps hold entries: programs look there first. */
+/* In `state`: the generation every program decides by (0 or 1). */
+#define WARD_STATE_GENERATION 1ull
+#define WARD_STATE_FLAGS_SHIFT 32
+/* Flags (state >> 32): the `*_dom` maps hold entries: programs look there
+ * first. */
 #define WARD_CFG_DOMAINS 1u
 /* Abstract unix addresses are let through: another layer (ward run's
  * Landlock scope) decides them. */

@@ -248,7 +248,7 @@ TEST_CASE("hash maps are sized for the policy, not for the largest one", "[root]
   for (const char* name : {"v4_exact", "v6_exact", "v4_dom", "v6_dom", "in4_exact", "in6_exact",
                            "rules", "unix_names"}) {
     INFO(name);
-    const int fd = bpf_obj_get((enforce::EbpfPinDir("ebpftest") + "/" + name).c_str());
+    const int fd = bpf_obj_get((enforce::EbpfObjectDir("ebpftest") + "/" + name).c_str());
     REQUIRE(fd >= 0);
     bpf_map_info info{};
     uint32_t len = sizeof info;
@@ -377,7 +377,7 @@ TEST_CASE("a descendant cgroup can neither override nor detach the programs", "[
   // A program attached with BPF_F_ALLOW_OVERRIDE below does not replace it.
   int child_fd = open(child.c_str(), O_RDONLY | O_DIRECTORY);
   REQUIRE(child_fd >= 0);
-  int allow_prog = ProgOfLink(enforce::EbpfPinDir("ebpfchild") + "/link_connect4");
+  int allow_prog = ProgOfLink(enforce::EbpfObjectDir("ebpfchild") + "/link_connect4");
   REQUIRE(allow_prog >= 0);
   int rc = bpf_prog_attach(allow_prog, child_fd, BPF_CGROUP_INET4_CONNECT, BPF_F_ALLOW_OVERRIDE);
   CHECK(in.Run(probe) == EPERM);
@@ -385,7 +385,7 @@ TEST_CASE("a descendant cgroup can neither override nor detach the programs", "[
   // Nor can the parent's program be detached with BPF_PROG_DETACH: it is
   // held by a link.
   int cg_fd = open(cg.c_str(), O_RDONLY | O_DIRECTORY);
-  int deny_prog = ProgOfLink(enforce::EbpfPinDir("ebpftest") + "/link_connect4");
+  int deny_prog = ProgOfLink(enforce::EbpfObjectDir("ebpftest") + "/link_connect4");
   REQUIRE(deny_prog >= 0);
   CHECK(bpf_prog_detach2(deny_prog, cg_fd, BPF_CGROUP_INET4_CONNECT) != 0);
   CHECK(in.Run(probe) == EPERM);

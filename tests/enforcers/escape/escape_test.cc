@@ -680,12 +680,22 @@ std::string NewRunPins(const std::set<std::string>& before, const std::string& p
   return "/sys/fs/bpf/ward/no-run-found";
 }
 
+// The folder of a run's links: its object's folder under the run's
+// (/sys/fs/bpf/ward/run-<id>-<policy>/<object id>/).
+std::string ObjectPins(const std::string& run) {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(run, ec)) {
+    if (entry.is_directory()) return entry.path();
+  }
+  return run;
+}
+
 TEST_CASE("escape: detaching the run's BPF programs") {
   Env& e = E();
   const std::set<std::string> before = Listing(kBpfPins);
   std::string pins;
   SpawnOptions o;
-  o.answer = [&] { return (pins = NewRunPins(before)) + "/link_connect4"; };
+  o.answer = [&] { return ObjectPins(pins = NewRunPins(before)) + "/link_connect4"; };
   SECTION("bpf(BPF_LINK_DETACH) through the pinned link") {
     CHECK_OUTCOME(e.Warded(kBase, {"bpf-link-detach", "-"}, o), kSigsysWard);
   }
@@ -700,7 +710,7 @@ TEST_CASE("escape: detaching the run's BPF programs") {
     // run hides /sys/fs/bpf under an empty tmpfs (mode 000) in the run's
     // mount namespace, so the pin is not there to open (EACCES).
     SpawnOptions open;
-    open.answer = [&] { return pins = NewRunPins(before, kOpen); };
+    open.answer = [&] { return ObjectPins(pins = NewRunPins(before, kOpen)); };
     CHECK_OUTCOME(e.Warded(kOpen, {"bpf-unfilter", "-", "127.0.0.2", Pid(kUdpGranted)}, open),
                   Errno("EACCES"));
   }
@@ -713,7 +723,7 @@ TEST_CASE("escape: detaching the run's BPF programs") {
     hold.answer = [&] {
       pins = NewRunPins(before);
       std::error_code ec;
-      for (const auto& entry : fs::directory_iterator(pins, ec)) {
+      for (const auto& entry : fs::directory_iterator(ObjectPins(pins), ec)) {
         if (entry.path().filename().string().rfind("link_", 0) != 0) continue;
         detached.push_back(entry.path().filename().string() + ": " +
                            Outcome(e.Alone({"bpf-link-detach", entry.path()})));

@@ -255,8 +255,10 @@ TEST_CASE("ward run: programs are loaded once per policy, or per run when names 
     std::error_code ec;
     for (const auto& e : fs::directory_iterator("/sys/fs/bpf/ward", ec)) {
       const std::string name = e.path().filename().string();
-      if (name.rfind("cache-", 0) == 0 && fs::exists(e.path() / "prog_connect4")) {
-        out.push_back(name);
+      if (name.rfind("cache-", 0) != 0) continue;
+      // The programs are pinned in the entry's object folder.
+      for (const auto& o : fs::directory_iterator(e.path(), ec)) {
+        if (fs::exists(o.path() / "prog_connect4")) out.push_back(name);
       }
     }
     return out;
