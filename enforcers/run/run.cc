@@ -80,6 +80,7 @@ struct RunPlan {
   int exec_error = 0;  // why it cannot be run (ENOENT, EACCES), found ahead
   std::vector<std::string> argv;
   std::string record_path;
+  std::string record;  // its text, which ExecuteRun completes with the workload
 };
 
 void RunPlanDeleter::operator()(RunPlan* plan) const {
@@ -176,6 +177,18 @@ std::string StartTime(pid_t pid) {
     if (i == 22) return f;
   }
   return "";
+}
+
+// A record line of one installed filter: "seccomp HEX" (run_check.h).
+std::string FilterRecord(const std::string& program) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string line = "seccomp ";
+  line.reserve(line.size() + program.size() * 2 + 1);
+  for (unsigned char c : program) {
+    line += kHex[c >> 4];
+    line += kHex[c & 15];
+  }
+  return line + "\n";
 }
 
 // Step 5's filter, from the cache when a trustworthy copy is there. The
@@ -396,11 +409,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   if (!dry_run) {
     // Written before anything it names exists, so a supervisor killed from
     // here on leaves a record the next run cleans up.
-    const std::string record = "supervisor " + std::to_string(getpid()) + " " +
-                               StartTime(getpid()) + "\n" + "ebpf " + plan->net_policy + "\n" +
-                               RunCgroupRecord(plan->cgroup);
+    // The filters the child installs, in that order, for wardd's Check.
+    plan->record = "supervisor " + std::to_string(getpid()) + " " + StartTime(getpid()) + "\n" +
+                   "ebpf " + plan->net_policy + "\n" + RunCgroupRecord(plan->cgroup) +
+                   FilterRecord(plan->guard) + FilterRecord(plan->filter);
     std::string e;
-    if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, record, &e)) {
+    if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, plan->record, &e)) {
       *error = "state: cannot write " + e;
       return nullptr;
     }
@@ -664,6 +678,19 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     return kRunSetupFailed;
   }
 
+  // The command runs, its filters installed: the record names it.
+  if (!plan.record_path.empty()) {
+    std::string e;
+    if (!WriteStateFile(
+            plan.options.state_dir, "run-" + plan.run_id,
+            plan.record + "workload " + std::to_string(child) + " " + StartTime(child) + "\n",
+            &e) &&
+        plan.options.report) {
+      plan.options.report("state: cannot write " + e);
+    }
+  }
+  RunTrace("workload recorded");
+
   // The command runs. Supervise it.
   const int sfd = signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
   const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -799,6 +826,7 @@ std::vector<LiveRun> ListRuns(const std::string& state_dir) {
     const size_t dash = r.net_policy.find('-', 4);  // run-<id>-<policy>
     run.policy = dash == std::string::npos ? r.net_policy : r.net_policy.substr(dash + 1);
     run.pins = EbpfPinDir(r.net_policy);
+    run.record = r.path;
     run.cgroup = r.cgroup.v2.path;
     for (const CgroupDir& d : r.cgroup.v1) run.v1.push_back(d.controller + ": " + d.path);
     out.push_back(std::move(run));
