@@ -191,6 +191,19 @@ std::string FilterRecord(const std::string& program) {
   return line + "\n";
 }
 
+// Completes the run's record with the workload, whose filters are
+// installed (run.h).
+void RecordWorkload(const RunPlan& plan, pid_t child) {
+  if (plan.record_path.empty()) return;
+  std::string e;
+  const std::string line = "workload " + std::to_string(child) + " " + StartTime(child) + "\n";
+  if (!WriteStateFile(plan.options.state_dir, "run-" + plan.run_id, plan.record + line, &e) &&
+      plan.options.report) {
+    plan.options.report("state: cannot write " + e);
+  }
+  RunTrace("workload recorded");
+}
+
 // Step 5's filter, from the cache when a trustworthy copy is there. The
 // cache is used only when the workload cannot write to it (a policy that
 // grants write on it would let one run choose the next run's filter) and
@@ -678,19 +691,6 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     return kRunSetupFailed;
   }
 
-  // The command runs, its filters installed: the record names it.
-  if (!plan.record_path.empty()) {
-    std::string e;
-    if (!WriteStateFile(
-            plan.options.state_dir, "run-" + plan.run_id,
-            plan.record + "workload " + std::to_string(child) + " " + StartTime(child) + "\n",
-            &e) &&
-        plan.options.report) {
-      plan.options.report("state: cannot write " + e);
-    }
-  }
-  RunTrace("workload recorded");
-
   // The command runs. Supervise it.
   const int sfd = signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
   const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
@@ -707,6 +707,10 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   }
   int exit_code = -1;
   bool limit_hit = false;
+  // At the first tick (0.1 s), not at once: a short command ends before it,
+  // and the write (with its fsyncs) stays off ward run's own time.
+  bool workload_recorded = false;
+  if (tfd < 0) RecordWorkload(plan, child);
   while (exit_code < 0) {
     pollfd fds[2] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
@@ -723,6 +727,10 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     if (fds[1].revents & POLLIN) {
       uint64_t ticks;
       (void)!read(tfd, &ticks, sizeof(ticks));
+      if (!workload_recorded) {
+        workload_recorded = true;
+        RecordWorkload(plan, child);
+      }
       const auto now = std::chrono::steady_clock::now();
       const auto elapsed =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();

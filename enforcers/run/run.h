@@ -131,8 +131,9 @@ int CleanStaleRuns(const std::string& state_dir, std::string* error);
 //   seccomp HEX               each filter the workload installs (struct
 //                             sock_filter[], lowercase hex), in install
 //                             order: ward run's guard, then the policy's
-//   workload PID START        added once the command runs, its filters
-//                             installed (the pid stays across its execs)
+//   workload PID START        added 0.1 s after the command started, its
+//                             filters installed (the pid stays across its
+//                             execs); a shorter command is never named
 // Written in full each time through WriteStateFile (linux/files.h).
 
 // A run in progress, from its record (`ward status`).

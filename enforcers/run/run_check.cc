@@ -150,7 +150,7 @@ void Check(RunCheck* run) {
   } else if (r.filters.empty()) {
     run->seccomp = "unreadable: the run's record names no filters (written by an older ward run)";
   } else if (r.workload == 0) {
-    run->seccomp = "unreadable: the workload has not started yet";
+    run->seccomp = "unreadable: the workload is not recorded yet (0.1 s after its start)";
   } else if (LiveStartTime(r.workload) != r.workload_start) {
     run->seccomp = exited;
   } else if (const int inherited = FilterCount(run->supervisor); inherited < 0) {

@@ -24,8 +24,9 @@ struct RunCheck : LiveRun {
   // is the first filter installed, as the kernel counts), e.g. "differs: 1
   // filter more than ward run installed: index 2 (4 instructions)".
   // "unreadable: WHY": the workload exited ("the workload (pid N) exited"),
-  // has not started yet, the record names no filters (an older ward run),
-  // or the kernel refused (the caller runs under seccomp, no privilege).
+  // is not recorded yet (in its first 0.1 s), the record names no filters
+  // (an older ward run), or the kernel refused (the caller runs under
+  // seccomp, no privilege).
   std::string seccomp;
 };
 

@@ -313,12 +313,12 @@ TEST_CASE("CheckRuns: records without filters or without a workload", "[root]") 
   CHECK(runs[0].workload_pid == 0);
   CHECK(runs[0].seccomp ==
         "unreadable: the run's record names no filters (written by an older ward run)");
-  // Filters, but the command not started yet.
+  // Filters, but no workload yet.
   REQUIRE(enforce::WriteStateFile(state.path, "run-" + id, head + "seccomp 060000000000ff7f\n",
                                   &error));
   runs = enforce::CheckRuns(state.path);
   REQUIRE(runs.size() == 1);
-  CHECK(runs[0].seccomp == "unreadable: the workload has not started yet");
+  CHECK(runs[0].seccomp == "unreadable: the workload is not recorded yet (0.1 s after its start)");
   // Not hex.
   REQUIRE(enforce::WriteStateFile(state.path, "run-" + id, head + "seccomp 06000000zz00ff7f\n",
                                   &error));
