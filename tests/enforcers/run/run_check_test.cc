@@ -44,6 +44,12 @@ const bool kRoot = [] {
   return true;
 }();
 
+// The scratch folder (policies, scripts, state folders) goes with the
+// program; forked children leave with _exit.
+struct RemoveScratch {
+  ~RemoveScratch() { fs::remove_all(ScratchDir()); }
+} remove_scratch;
+
 std::string Policy(const std::string& name) {
   return R"(ward 1
 import "std/linux.ward"
@@ -97,9 +103,15 @@ struct StateDir {
 // whatever it left) at the end of the test.
 struct WardRun {
   pid_t pid = -1;
-  WardRun(const std::string& file, const std::vector<std::string>& argv) {
+  // `under_seccomp`: ward run itself starts under a filter that allows
+  // everything, which its workload inherits.
+  WardRun(const std::string& file, const std::vector<std::string>& argv,
+          bool under_seccomp = false) {
     pid = fork();
     if (pid == 0) {
+      sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+      sock_fprog prog{1, &allow};
+      if (under_seccomp && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0) _exit(98);
       const std::string std_env = "WARD_STD=" WARD_SOURCE_DIR "/policies/std";
       putenv(const_cast<char*>(std_env.c_str()));
       std::vector<const char*> args = {WARD_BINARY, "run", file.c_str(), "--"};
@@ -257,6 +269,27 @@ time.sleep(30)
   CHECK(runs[0].workload_pid == Workload(run.pid));
   CHECK(runs[0].seccomp ==
         "differs: 1 filter more than ward run installed: index 2 (1 instruction)");
+  CHECK(run.Stop() != 0);
+}
+
+TEST_CASE("CheckRuns: filters ward run itself runs under come first", "[root]") {
+  const std::string file = WriteTemp("check-inherit.ward", Policy("rc-inherit"));
+  const std::string ready = ScratchDir() + "/ready-inherit";
+  fs::remove(ready);
+  StateDir state;
+  WardRun run(file, {"/usr/bin/sh", "-c", "touch " + ready + "; exec sleep 30"},
+              /*under_seccomp=*/true);
+  CopyRecord(run, ready, state);
+  CHECK(Slurp("/proc/" + std::to_string(run.pid) + "/status").find("\nSeccomp_filters:\t1\n") !=
+        std::string::npos);
+  std::vector<enforce::CbpfProgram> live;
+  std::string error;
+  REQUIRE(enforce::ReadSeccompFilters(Workload(run.pid), &live, &error));
+  CHECK(live.size() == 3);
+  const std::vector<enforce::RunCheck> runs = enforce::CheckRuns(state.path);
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].inherited_filters == 1);
+  CHECK(runs[0].seccomp == "matches");
   CHECK(run.Stop() != 0);
 }
 
