@@ -80,6 +80,7 @@ struct RunPlan {
   int exec_error = 0;  // why it cannot be run (ENOENT, EACCES), found ahead
   std::vector<std::string> argv;
   std::string record_path;
+  std::string record;  // its text, which ExecuteRun completes with the workload
 };
 
 void RunPlanDeleter::operator()(RunPlan* plan) const {
@@ -176,6 +177,31 @@ std::string StartTime(pid_t pid) {
     if (i == 22) return f;
   }
   return "";
+}
+
+// A record line of one installed filter: "seccomp HEX" (run_check.h).
+std::string FilterRecord(const std::string& program) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string line = "seccomp ";
+  line.reserve(line.size() + program.size() * 2 + 1);
+  for (unsigned char c : program) {
+    line += kHex[c >> 4];
+    line += kHex[c & 15];
+  }
+  return line + "\n";
+}
+
+// Completes the run's record with the workload, whose filters are
+// installed (run.h).
+void RecordWorkload(const RunPlan& plan, pid_t child) {
+  if (plan.record_path.empty()) return;
+  std::string e;
+  const std::string line = "workload " + std::to_string(child) + " " + StartTime(child) + "\n";
+  if (!WriteStateFile(plan.options.state_dir, "run-" + plan.run_id, plan.record + line, &e) &&
+      plan.options.report) {
+    plan.options.report("state: cannot write " + e);
+  }
+  RunTrace("workload recorded");
 }
 
 // Step 5's filter, from the cache when a trustworthy copy is there. The
@@ -396,11 +422,12 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   if (!dry_run) {
     // Written before anything it names exists, so a supervisor killed from
     // here on leaves a record the next run cleans up.
-    const std::string record = "supervisor " + std::to_string(getpid()) + " " +
-                               StartTime(getpid()) + "\n" + "ebpf " + plan->net_policy + "\n" +
-                               RunCgroupRecord(plan->cgroup);
+    // The filters the child installs, in that order, for wardd's Check.
+    plan->record = "supervisor " + std::to_string(getpid()) + " " + StartTime(getpid()) + "\n" +
+                   "ebpf " + plan->net_policy + "\n" + RunCgroupRecord(plan->cgroup) +
+                   FilterRecord(plan->guard) + FilterRecord(plan->filter);
     std::string e;
-    if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, record, &e)) {
+    if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, plan->record, &e)) {
       *error = "state: cannot write " + e;
       return nullptr;
     }
@@ -680,6 +707,10 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   }
   int exit_code = -1;
   bool limit_hit = false;
+  // At the first tick (0.1 s), not at once: a short command ends before it,
+  // and the write (with its fsyncs) stays off ward run's own time.
+  bool workload_recorded = false;
+  if (tfd < 0) RecordWorkload(plan, child);
   while (exit_code < 0) {
     pollfd fds[2] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
     if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
@@ -696,6 +727,10 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     if (fds[1].revents & POLLIN) {
       uint64_t ticks;
       (void)!read(tfd, &ticks, sizeof(ticks));
+      if (!workload_recorded) {
+        workload_recorded = true;
+        RecordWorkload(plan, child);
+      }
       const auto now = std::chrono::steady_clock::now();
       const auto elapsed =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
@@ -799,6 +834,7 @@ std::vector<LiveRun> ListRuns(const std::string& state_dir) {
     const size_t dash = r.net_policy.find('-', 4);  // run-<id>-<policy>
     run.policy = dash == std::string::npos ? r.net_policy : r.net_policy.substr(dash + 1);
     run.pins = EbpfPinDir(r.net_policy);
+    run.record = r.path;
     run.cgroup = r.cgroup.v2.path;
     for (const CgroupDir& d : r.cgroup.v1) run.v1.push_back(d.controller + ": " + d.path);
     out.push_back(std::move(run));

@@ -124,6 +124,18 @@ int ExecuteRun(RunPlan& plan, std::string* error);
 // cgroups, pins), from their records. Returns the number cleaned.
 int CleanStaleRuns(const std::string& state_dir, std::string* error);
 
+// A run's record, `state_dir`/run-<supervisor pid>, one item a line:
+//   supervisor PID START      START: field 22 of /proc/PID/stat
+//   ebpf run-<id>-<policy>
+//   v2 PATH, v1 CONTROLLER PATH   (linux/cgroup.h, RunCgroupRecord)
+//   seccomp HEX               each filter the workload installs (struct
+//                             sock_filter[], lowercase hex), in install
+//                             order: ward run's guard, then the policy's
+//   workload PID START        added 0.1 s after the command started, its
+//                             filters installed (the pid stays across its
+//                             execs); a shorter command is never named
+// Written in full each time through WriteStateFile (linux/files.h).
+
 // A run in progress, from its record (`ward status`).
 struct LiveRun {
   int supervisor = 0;           // ward run's pid
@@ -131,6 +143,7 @@ struct LiveRun {
   std::string pins;             // its eBPF links: EbpfPinDir of "run-<id>-<policy>"
   std::string cgroup;           // the run's v2 cgroup
   std::vector<std::string> v1;  // "controller: path" of its v1 cgroups
+  std::string record;           // its record's path
 };
 
 // The runs whose supervisor is alive, by pid.
