@@ -4,14 +4,12 @@
 
 #include <filesystem>
 #include <iostream>
-#include <map>
 #include <set>
-#include <tuple>
 
+#include "backends/bundle.h"
 #include "backends/registry.h"
 #include "cli/commands.h"
 #include "cli/load.h"
-#include "compiler/ir_json.h"
 #include "enforcers/linux/files.h"
 
 namespace ward::cli {
@@ -75,14 +73,6 @@ bool ResolveTargets(const std::string& spec, std::vector<const backend::Backend*
   return true;
 }
 
-bool SafeRelativePath(const std::string& p) {
-  if (p.empty() || p.front() == '/') return false;
-  for (const auto& part : fs::path(p)) {
-    if (part == ".." || part == ".") return false;
-  }
-  return true;
-}
-
 int RunCompile(const CompileFlags& flags) {
   if (flags.targets == "help") {
     PrintTargets();
@@ -109,84 +99,18 @@ int RunCompile(const CompileFlags& flags) {
   if (!loaded) return exit_code;
 
   DiagnosticSink& sink = loaded->sink;
-  std::vector<std::pair<const backend::Backend*, backend::Artifact>> artifacts;
-  std::map<backend::Section, std::vector<std::string>> coverage;
-  // Backends that enforce the same section say the same things about it
-  // (B3003 from seccomp and oci): each message is printed once.
-  std::set<std::tuple<Code, FileId, uint32_t, uint32_t, std::string>> said;
-  for (const backend::Backend* b : chosen) {
-    DiagnosticSink own;
-    backend::Result r = b->Compile(loaded->ir, options, own);
-    for (const Diagnostic& d : own.diagnostics()) {
-      if (said.emplace(d.code, d.span.file, d.span.begin, d.span.end, d.message).second) {
-        sink.Report(d);
-      }
-    }
-    if (!r.ok) {
-      if (!own.has_errors()) {  // fail closed even if a backend forgot to say why
-        sink.Error(Code::kCannotExpress, {}, "backend " + std::string(b->name()) + " failed");
-      }
-      continue;
-    }
-    for (backend::Artifact& a : r.artifacts) artifacts.emplace_back(b, std::move(a));
-    for (backend::Section s : r.enforced) coverage[s].push_back(std::string(b->name()));
-  }
-  std::string unenforced;
-  for (backend::Section s : backend::kAllSections) {
-    if (!coverage.count(s))
-      unenforced += (unenforced.empty() ? "" : ", ") + std::string(backend::SectionName(s));
-  }
-  if (!unenforced.empty()) {
-    std::string message = "not enforced by the chosen targets: " + unenforced;
-    if (profile && !flags.partial) {
-      sink.Error(Code::kUnenforcedSection, {}, message,
-                 "a profile promises the whole policy: add targets, or pass --partial");
-    } else {
-      sink.Warning(Code::kUnenforcedSection, {}, message);
-    }
-  }
-  std::set<std::string> paths;
-  for (const auto& [b, a] : artifacts) {
-    if (!SafeRelativePath(a.path) || a.path == "manifest.json" || !paths.insert(a.path).second) {
-      sink.Error(Code::kCannotExpress, {},
-                 "backend " + std::string(b->name()) + " produced a bad artifact path: " + a.path);
-    }
-  }
+  backend::Bundle bundle;
+  const bool compiled =
+      backend::CompileBundle(loaded->ir, loaded->sources, chosen, profile, options, sink, &bundle);
   if (!sink.diagnostics().empty()) {
     OutputFlags text = flags.output;
     text.format = "text";
     PrintDiagnostics(loaded->sources, sink, text);
   }
-  if (sink.has_errors()) {
+  if (!compiled) {
     std::cerr << "ward compile: nothing written\n";
     return kFound;
   }
-
-  nlohmann::ordered_json manifest;
-  manifest["version"] = 1;
-  manifest["policy"] = loaded->ir.name;
-  manifest["ir_sha256"] = Sha256(ir::ToJson(loaded->ir, loaded->sources).dump());
-  nlohmann::ordered_json targets = nlohmann::ordered_json::array();
-  for (const backend::Backend* b : chosen) targets.push_back(std::string(b->name()));
-  manifest["targets"] = targets;
-  std::sort(artifacts.begin(), artifacts.end(),
-            [](const auto& x, const auto& y) { return x.second.path < y.second.path; });
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const auto& [b, a] : artifacts) {
-    list.push_back(
-        {{"path", a.path}, {"target", std::string(b->name())}, {"sha256", Sha256(a.bytes)}});
-  }
-  manifest["artifacts"] = list;
-  nlohmann::ordered_json cov = nlohmann::ordered_json::object();
-  for (backend::Section s : backend::kAllSections) {
-    std::string name(backend::SectionName(s));
-    if (coverage.count(s)) {
-      cov[name] = coverage[s];
-    } else {
-      cov[name] = "unenforced";
-    }
-  }
-  manifest["coverage"] = cov;
 
   // Every artifact staged in full before the first is renamed into place,
   // the manifest last (enforcers/linux/files.h): a failure before the
@@ -195,10 +119,10 @@ int RunCompile(const CompileFlags& flags) {
   enforce::StagedFiles staged(/*create_folders=*/true);
   std::string error;
   bool ok = true;
-  for (const auto& [b, a] : artifacts) {
+  for (const backend::BundleArtifact& a : bundle.artifacts) {
     ok = ok && staged.Stage((out / a.path).string(), a.bytes, &error);
   }
-  ok = ok && staged.Stage((out / "manifest.json").string(), manifest.dump(2) + "\n", &error);
+  ok = ok && staged.Stage((out / "manifest.json").string(), bundle.manifest, &error);
   if (!ok) {
     std::cerr << "ward compile: cannot write " << error << "; nothing written\n";
     return kUsage;
@@ -208,7 +132,8 @@ int RunCompile(const CompileFlags& flags) {
               << "; the artifacts before it are in place, the manifest is not\n";
     return kUsage;
   }
-  for (const auto& [b, a] : artifacts) std::cout << (out / a.path).string() << "\n";
+  for (const backend::BundleArtifact& a : bundle.artifacts)
+    std::cout << (out / a.path).string() << "\n";
   std::cout << (out / "manifest.json").string() << "\n";
   return kOk;
 }

@@ -11,14 +11,13 @@
 // action changed: "x86_64 clone(arg0=0x10000000)").
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/diff_print.h"
 #include "cli/load.h"
 #include "compiler/diff.h"
-#include "compiler/ir_json.h"
 
 namespace ward::cli {
 namespace {
@@ -32,66 +31,6 @@ struct DiffFlags {
   std::string fail_on;
   OutputFlags output;
 };
-
-nlohmann::ordered_json Locations(const SourceManager& sources, const std::vector<Span>& spans) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (Span s : spans) out.push_back(ir::Where(sources, s));
-  return out;
-}
-
-void PrintJson(const ir::DiffResult& result, const LoadedPolicy& before,
-               const LoadedPolicy& after) {
-  nlohmann::ordered_json j;
-  j["version"] = 1;
-  nlohmann::ordered_json changes = nlohmann::ordered_json::array();
-  for (const ir::Change& c : result.changes) {
-    nlohmann::ordered_json o;
-    o["section"] = ir::SectionName(c.section);
-    o["kind"] = ir::KindName(c.kind);
-    o["line"] = c.line;
-    o["old_rules"] = Locations(before.sources, c.old_rules);
-    o["new_rules"] = Locations(after.sources, c.new_rules);
-    if (!c.example.empty()) o["example"] = c.example;
-    changes.push_back(std::move(o));
-  }
-  j["changes"] = std::move(changes);
-  std::cout << j.dump(2) << "\n";
-}
-
-void PrintRules(const SourceManager& sources, const std::vector<Span>& spans) {
-  for (Span s : spans) {
-    std::string text(sources.Text(s));
-    size_t nl = text.find('\n');
-    if (nl != std::string::npos) text = text.substr(0, nl) + " ...";
-    std::cout << "  " << ir::Where(sources, s) << ": " << text << "\n";
-  }
-}
-
-void PrintText(const ir::DiffResult& result, const LoadedPolicy& before, const LoadedPolicy& after,
-               bool color) {
-  if (result.changes.empty()) {
-    std::cout << "no changes\n";
-    return;
-  }
-  for (const ir::Change& c : result.changes) {
-    const char* paint = c.line[0] == '+' ? "\033[32m" : c.line[0] == '-' ? "\033[31m" : "\033[33m";
-    std::cout << (color ? paint : "") << c.line << (color ? "\033[0m" : "") << "\n";
-    if (c.kind == ir::ChangeKind::kNarrowed) {
-      PrintRules(before.sources, c.old_rules);
-      PrintRules(after.sources, c.new_rules);
-    } else {
-      PrintRules(after.sources, c.new_rules);
-      PrintRules(before.sources, c.old_rules);
-    }
-  }
-}
-
-bool Fails(const ir::DiffResult& result, const std::string& fail_on) {
-  if (fail_on.empty()) return false;
-  return std::any_of(result.changes.begin(), result.changes.end(), [&](const ir::Change& c) {
-    return fail_on == "any" || c.kind == ir::ChangeKind::kWidened;
-  });
-}
 
 int RunDiff(const DiffFlags& f) {
   for (const std::string& file : {f.old_file, f.new_file}) {
@@ -114,11 +53,11 @@ int RunDiff(const DiffFlags& f) {
   if (f.home) options.home = *f.home;
   ir::DiffResult result = ir::Diff(before->ir, after->ir, options);
   if (f.output.format == "json") {
-    PrintJson(result, *before, *after);
+    PrintDiffJson(result, before->sources, after->sources, {});
   } else {
-    PrintText(result, *before, *after, UseColor(f.output, STDOUT_FILENO));
+    PrintDiffText(result, before->sources, after->sources, UseColor(f.output, STDOUT_FILENO));
   }
-  return Fails(result, f.fail_on) ? kFound : kOk;
+  return DiffFails(result, f.fail_on) ? kFound : kOk;
 }
 
 }  // namespace

@@ -1,23 +1,20 @@
-// Shared by the subcommands that work on one policy (ir, explain, diff):
-// run the front end on a file, print its diagnostics, pick the policy, and
-// lower it.
+// Shared by the subcommands that work on one policy (ir, explain, diff,
+// compile, apply, run): the loader (compiler/load.h), with its diagnostics
+// printed and its failure turned into an exit code.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "backends/bundle.h"
 #include "cli/output.h"
-#include "compiler/policy.h"
+#include "compiler/load.h"
 
 namespace ward::cli {
 
-struct LoadedPolicy {
-  SourceManager sources;
-  DiagnosticSink sink;
-  Program program;
-  ir::Policy ir;
-};
+using ir::LoadedPolicy;
+using backend::Sha256;
 
 // Returns nullptr after printing why (diagnostics or a usage error);
 // `*exit_code` is then kFound (policy errors) or kUsage.
@@ -25,8 +22,5 @@ std::unique_ptr<LoadedPolicy> LoadPolicy(const std::string& file,
                                          const std::optional<std::string>& policy,
                                          const std::string& std_dir, const OutputFlags& output,
                                          int* exit_code);
-
-// Lower-case hex SHA-256 of `bytes` ("" if OpenSSL fails).
-std::string Sha256(const std::string& bytes);
 
 }  // namespace ward::cli

@@ -7,7 +7,8 @@
 #include <set>
 #include <string_view>
 
-#include "cli/run_cache.h"
+#include "cli/programs.h"
+#include "enforcers/run/run_cache.h"
 
 namespace ward::cli {
 
@@ -102,15 +103,17 @@ int RunFromCache(int argc, char** argv) {
   if (!have_file || i + 1 >= argc) return -1;
   for (++i; i < argc; ++i) flags.command.emplace_back(argv[i]);
   const enforce::RunOptions defaults;
-  const std::string key = RunCacheKey(flags.file, flags.policy, flags.std_dir);
-  const std::string entry = RunCacheEntry(defaults.run_cache_dir, key);
+  const std::string key = enforce::RunCacheKey(flags.file, flags.policy, flags.std_dir, ProgramsKey());
+  const std::string entry = enforce::RunCacheEntry(defaults.run_cache_dir, key);
   enforce::RunTrace("key");
-  std::optional<CachedPolicy> cached = ReadRunCache(entry, key);
+  std::optional<enforce::CachedPolicy> cached = enforce::ReadRunCache(entry, key);
   enforce::RunTrace("cache read");
   if (!cached) return -1;
   DiagnosticSink sink;
   return Run(flags, cached->ir, cached->sources, cached->policy_hash, cached->filter, cached->guard,
              sink, "from the run cache " + entry, nullptr);
 }
+
+std::string ProgramsKey() { return std::string("ward ") + WARD_VERSION + "\nexe " + ProgramsIdentity(); }
 
 }  // namespace ward::cli

@@ -44,9 +44,20 @@ int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& source
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
         const std::function<void(const enforce::RunPlan&)>& prepared);
 
-// `ward run` from the run cache (cli/run_cache.h), before any argument
+// `ward run` from the run cache (enforcers/run/run_cache.h), before any argument
 // parsing: its exit code, or -1 when the cache does not serve this command
 // line (then the normal path compiles the policy).
 int RunFromCache(int argc, char** argv);
+
+// What the run cache's entries are for (enforcers/run/run_cache.h): Ward's
+// version and the identity of its two executables (cli/programs.h).
+std::string ProgramsKey();
+
+// The key of the caches keyed by a policy (seccomp filters, loaded eBPF
+// programs): Ward's version, its two executables (cli/programs.h), the
+// policy chosen and every text it was read from. Defined in cli/run.cc, with
+// the compiled run that stores it (it needs SHA-256, OpenSSL, which the
+// `ward` launcher does not link).
+std::string RunPolicyHash(const std::string& policy_name, const SourceManager& sources);
 
 }  // namespace ward::cli

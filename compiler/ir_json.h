@@ -22,7 +22,7 @@ nlohmann::ordered_json ToJson(const Policy& policy, const SourceManager& sources
 std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error);
 // The same for an IR stored without its syscalls section (`syscalls`
 // false): the section must be absent and stays empty. The run cache keeps
-// the compiled filter instead (cli/run_cache.h); the section is most of the
+// the compiled filter instead (enforcers/run/run_cache.h); the section is most of the
 // IR's size and of the time to read it.
 std::optional<Policy> FromJson(const nlohmann::json& j, std::string* error, bool syscalls);
 

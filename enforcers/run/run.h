@@ -54,7 +54,7 @@ struct RunOptions {
   // Compiled seccomp filters by policy hash. Not used when the policy lets
   // the workload write there.
   std::string cache_dir = "/var/cache/ward/seccomp";
-  // The CLI's cache of policies' IR (cli/run_cache.h); hidden from the
+  // The CLI's cache of policies' IR (run_cache.h); hidden from the
   // workload like the other two.
   std::string run_cache_dir = "/var/cache/ward/run";
   // A key for the filter cache: a hash of the policy's IR (and Ward's

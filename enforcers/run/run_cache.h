@@ -19,26 +19,20 @@
 #include <optional>
 #include <string>
 
-#include "cli/load.h"
+#include "compiler/load.h"
 
-namespace ward::cli {
+namespace ward::enforce {
 
-// What a run's entry is for: Ward's version, its two executables, FILE's
+// What a run's entry is for: `programs` (Ward's version and an identity of
+// its two executables, cli/programs.h: "ward 0.1.0\nexe ..."), FILE's
 // canonical path, the policy chosen and where the standard library comes
 // from; "" when FILE has no canonical path.
 std::string RunCacheKey(const std::string& file, const std::optional<std::string>& policy,
-                        const std::string& std_dir);
+                        const std::string& std_dir, const std::string& programs);
 
 // The entry file for `key` under `dir` ("" for an empty key). The name only
 // spreads entries; each holds its whole key, compared on reading.
 std::string RunCacheEntry(const std::string& dir, const std::string& key);
-
-// The key of the caches keyed by a policy (seccomp filters, loaded eBPF
-// programs): Ward's version, its two executables (cli/programs.h), the
-// policy chosen and every text it was read from. Defined in cli/run.cc, with
-// the compiled run that stores it (it needs SHA-256, OpenSSL, which the
-// `ward` launcher does not link).
-std::string RunPolicyHash(const std::string& policy_name, const SourceManager& sources);
 
 struct CachedPolicy {
   SourceManager sources;  // as loaded, in the same order (diagnostics render the same)
@@ -56,8 +50,8 @@ std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::st
 
 // Stores what `loaded` holds (only called for policies without
 // diagnostics); silently does nothing when it cannot.
-void WriteRunCache(const std::string& entry, const std::string& key, const LoadedPolicy& loaded,
+void WriteRunCache(const std::string& entry, const std::string& key, const ir::LoadedPolicy& loaded,
                    const std::string& policy_hash, const std::string& filter,
                    const std::string& guard);
 
-}  // namespace ward::cli
+}  // namespace ward::enforce

@@ -1,4 +1,4 @@
-#include "cli/run_cache.h"
+#include "enforcers/run/run_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,11 +11,10 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
-#include "cli/programs.h"
 #include "compiler/ir_json.h"
 #include "enforcers/linux/files.h"
 
-namespace ward::cli {
+namespace ward::enforce {
 namespace {
 
 inline constexpr int kFormat = 3;
@@ -161,12 +160,11 @@ void Prune(const std::string& dir) {
 }  // namespace
 
 std::string RunCacheKey(const std::string& file, const std::optional<std::string>& policy,
-                        const std::string& std_dir) {
+                        const std::string& std_dir, const std::string& programs) {
   char* real = realpath(file.c_str(), nullptr);
   if (!real) return "";
   const char* env_std = std::getenv("WARD_STD");
-  std::string key = std::string("ward run cache ") + std::to_string(kFormat) + "\nward " +
-                    WARD_VERSION + "\nexe " + ProgramsIdentity() + "\nfile " + real + "\npolicy " +
+  std::string key = std::string("ward run cache ") + std::to_string(kFormat) + "\n" + programs + "\nfile " + real + "\npolicy " +
                     (policy ? "=" + *policy : "-") + "\nstd " + std_dir + "\nWARD_STD " +
                     (env_std ? env_std : "") + "\n";
   free(real);
@@ -237,7 +235,7 @@ std::optional<CachedPolicy> ReadRunCache(const std::string& entry, const std::st
   return cached;
 }
 
-void WriteRunCache(const std::string& entry, const std::string& key, const LoadedPolicy& loaded,
+void WriteRunCache(const std::string& entry, const std::string& key, const ir::LoadedPolicy& loaded,
                    const std::string& policy_hash, const std::string& filter,
                    const std::string& guard) {
   if (entry.empty() || key.empty() || filter.empty() || guard.empty() || geteuid() != 0) return;
@@ -269,4 +267,4 @@ void WriteRunCache(const std::string& entry, const std::string& key, const Loade
   Prune(dir);
 }
 
-}  // namespace ward::cli
+}  // namespace ward::enforce
