@@ -19,10 +19,10 @@ AuditLog::~AuditLog() {
 }
 
 std::string AuditLine(const AuditEntry& e, const std::string& time, const std::string& prev) {
-  const nlohmann::ordered_json j = {{"time", time},           {"who", e.who},
-                                    {"action", e.action},     {"policy", e.policy},
-                                    {"sha256", e.sha256},     {"generation", e.generation},
-                                    {"result", e.result},     {"prev", prev}};
+  const nlohmann::ordered_json j = {{"time", time},       {"who", e.who},
+                                    {"action", e.action}, {"policy", e.policy},
+                                    {"sha256", e.sha256}, {"generation", e.generation},
+                                    {"result", e.result}, {"prev", prev}};
   // Invalid UTF-8 in a caller's identity or an error is replaced, never
   // thrown over.
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -80,7 +80,8 @@ backend::Bundle ToBackendBundle(const v1::Bundle& b) {
   out.policy = b.policy();
   out.ir_json = b.ir_json();
   out.manifest = b.manifest();
-  for (const v1::Artifact& a : b.artifacts()) out.artifacts.push_back({a.path(), a.target(), a.bytes()});
+  for (const v1::Artifact& a : b.artifacts())
+    out.artifacts.push_back({a.path(), a.target(), a.bytes()});
   return out;
 }
 
@@ -281,14 +282,12 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
   if (!enforcer || !KernelHolds(*enforcer, intent.policy, &held, &generation, &error)) {
     // Unknown: keep the intent; the converge step re-applies the previous
     // bundle, which makes the kernel agree with the records again.
-    std::cerr << "wardd: intent." << intent.policy << ": cannot read the kernel: " << error
-              << "\n";
+    std::cerr << "wardd: intent." << intent.policy << ": cannot read the kernel: " << error << "\n";
   }
-  const bool new_in_force =
-      held && (!intent.kernel_held || generation != intent.kernel_generation);
+  const bool new_in_force = held && (!intent.kernel_held || generation != intent.kernel_generation);
   if (new_in_force) {
-    PolicyRecord r{intent.policy, intent.sha256, intent.generation, intent.enforcer,
-                   NowRfc3339(), false};
+    PolicyRecord r{intent.policy,   intent.sha256, intent.generation,
+                   intent.enforcer, NowRfc3339(),  false};
     if (!state_->WriteRecord(r, &error)) {
       std::cerr << "wardd: policy." << intent.policy << ": " << error << "\n";
       return;
@@ -334,7 +333,10 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   if (!request.has_bundle()) return Invalid("bundle: missing");
   const v1::Bundle& bundle = request.bundle();
   Parsed parsed;
-  if (RpcStatus s = ParseBundle(bundle, true, &parsed); !s.ok()) return s;
+  if (RpcStatus s = ParseBundle(bundle, true, &parsed); !s.ok()) {
+    Audit(caller, "apply", bundle.policy(), bundle.sha256(), 0, "refused: " + s.message);
+    return s;
+  }
   const std::string& name = bundle.policy();
 
   std::lock_guard<std::mutex> lock(mu_);
@@ -384,14 +386,16 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
     std::string ignored;
     state_->DropIntent(name, &ignored);
     state_->DropBundle(name, bundle.sha256());
-    if (error.empty()) return fail(RpcStatus::kFailedPrecondition, Messages(sink, Severity::kError));
+    if (error.empty())
+      return fail(RpcStatus::kFailedPrecondition, Messages(sink, Severity::kError));
     return fail(RpcStatus::kUnavailable, error);
   }
   CrashPoint("after-enforce");
   // Another enforcer held it before: take that away only now, so that the
   // policy stays enforced throughout (both at once are narrower than either).
   if (!intent.previous_enforcer.empty() && intent.previous_enforcer != bundle.enforcer()) {
-    if (const enforce::NetworkEnforcer* old = enforce::FindNetworkEnforcer(intent.previous_enforcer)) {
+    if (const enforce::NetworkEnforcer* old =
+            enforce::FindNetworkEnforcer(intent.previous_enforcer)) {
       bool removed = false;
       if (!old->Remove(name, &removed, &error)) {
         PublishError(name + ": " + intent.previous_enforcer + " still holds it: " + error);
@@ -508,7 +512,8 @@ void AgentImpl::Unmanaged(google::protobuf::RepeatedPtrField<v1::Unmanaged>* out
 
 RpcStatus AgentImpl::List(const Caller& caller, const v1::ListRequest&,
                           v1::ListResponse* response) {
-  if (!Allowed(caller, Role::kReader)) return Status(RpcStatus::kPermissionDenied, "List needs a role");
+  if (!Allowed(caller, Role::kReader))
+    return Status(RpcStatus::kPermissionDenied, "List needs a role");
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [name, m] : managed_) *response->add_policies() = StateOf(m);
   Unmanaged(response->mutable_unmanaged());
@@ -517,12 +522,14 @@ RpcStatus AgentImpl::List(const Caller& caller, const v1::ListRequest&,
 
 RpcStatus AgentImpl::Get(const Caller& caller, const v1::GetRequest& request,
                          v1::GetResponse* response) {
-  if (!Allowed(caller, Role::kReader)) return Status(RpcStatus::kPermissionDenied, "Get needs a role");
+  if (!Allowed(caller, Role::kReader))
+    return Status(RpcStatus::kPermissionDenied, "Get needs a role");
   if (request.policy().empty()) return Invalid("policy: missing");
   std::lock_guard<std::mutex> lock(mu_);
   auto it = managed_.find(request.policy());
   if (it == managed_.end()) {
-    return Status(RpcStatus::kNotFound, "policy: wardd manages no policy '" + request.policy() + "'");
+    return Status(RpcStatus::kNotFound,
+                  "policy: wardd manages no policy '" + request.policy() + "'");
   }
   *response->mutable_state() = StateOf(it->second);
   *response->mutable_bundle() = it->second.bundle;
@@ -585,10 +592,12 @@ v1::PolicyCheck AgentImpl::CheckOne(Managed& m) {
 
 RpcStatus AgentImpl::Check(const Caller& caller, const v1::CheckRequest& request,
                            v1::CheckResponse* response) {
-  if (!Allowed(caller, Role::kReader)) return Status(RpcStatus::kPermissionDenied, "Check needs a role");
+  if (!Allowed(caller, Role::kReader))
+    return Status(RpcStatus::kPermissionDenied, "Check needs a role");
   std::lock_guard<std::mutex> lock(mu_);
   if (!request.policy().empty() && !managed_.count(request.policy())) {
-    return Status(RpcStatus::kNotFound, "policy: wardd manages no policy '" + request.policy() + "'");
+    return Status(RpcStatus::kNotFound,
+                  "policy: wardd manages no policy '" + request.policy() + "'");
   }
   for (auto& [name, m] : managed_) {
     if (!request.policy().empty() && name != request.policy()) continue;

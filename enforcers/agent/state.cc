@@ -234,12 +234,9 @@ std::vector<IntentRecord> State::Intents(std::vector<std::string>* errors) const
 }
 
 bool State::WriteRecord(const PolicyRecord& r, std::string* error) {
-  const nlohmann::ordered_json j = {{"version", 1},
-                                    {"policy", r.policy},
-                                    {"sha256", r.sha256},
-                                    {"generation", r.generation},
-                                    {"enforcer", r.enforcer},
-                                    {"applied_at", r.applied_at},
+  const nlohmann::ordered_json j = {{"version", 1},           {"policy", r.policy},
+                                    {"sha256", r.sha256},     {"generation", r.generation},
+                                    {"enforcer", r.enforcer}, {"applied_at", r.applied_at},
                                     {"removed", r.removed}};
   return enforce::WriteStateFile(dir_fd_, "policy." + r.policy, j.dump() + "\n", error);
 }
