@@ -177,7 +177,20 @@ struct Managed {
   v1::Bundle bundle;
   Parsed parsed;
   bool in_sync = false;
+  // Domain grants: when to resolve their names again (0: no domain grants).
+  std::chrono::steady_clock::time_point refresh_at{};
 };
+
+bool HasDomainGrants(const ir::Policy& p) {
+  return !p.network.egress_domains.empty() || !p.network.ingress_domains.empty();
+}
+
+// When the addresses a fresh apply resolved are to be resolved again.
+std::chrono::steady_clock::time_point FirstRefresh(const ir::Policy& p) {
+  if (!HasDomainGrants(p)) return {};
+  return std::chrono::steady_clock::now() +
+         std::chrono::seconds(enforce::RefreshSeconds({}, enforce::ApplyOptions{}.dns));
+}
 
 class AgentImpl : public Agent {
  public:
@@ -209,7 +222,11 @@ class AgentImpl : public Agent {
   void Unmanaged(google::protobuf::RepeatedPtrField<v1::Unmanaged>* out);
   v1::PolicyState StateOf(const Managed& m) const;
   v1::PolicyCheck CheckOne(Managed& m);
-  void DenialLoop();
+  void Background();
+  void PollDenials();
+  void PeriodicCheck();
+  void RefreshDue();
+  void Repair(Managed& m);
 
   const AgentOptions options_;
   std::unique_ptr<State> state_;
@@ -219,7 +236,10 @@ class AgentImpl : public Agent {
   std::map<std::string, Managed> managed_;
   std::map<std::string, uint64_t> generations_;  // the last generation of every policy ever kept
   std::atomic<bool> stop_{false};
-  std::thread denials_;
+  std::thread background_;
+#ifdef WARD_HAVE_EBPF
+  std::map<std::string, std::unique_ptr<enforce::EbpfEventReader>> readers_;
+#endif
   std::once_flag shutdown_;
 };
 
@@ -261,7 +281,7 @@ bool AgentImpl::Start(std::string* error) {
   state_->CollectGarbage();
   for (const std::string& e : errors) std::cerr << "wardd: " << state_->dir() << ": " << e << "\n";
   Converge();
-  denials_ = std::thread([this] { DenialLoop(); });
+  background_ = std::thread([this] { Background(); });
   return true;
 }
 
@@ -280,8 +300,8 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
   bool held = false;
   uint32_t generation = 0;
   if (!enforcer || !KernelHolds(*enforcer, intent.policy, &held, &generation, &error)) {
-    // Unknown: keep the intent; the converge step re-applies the previous
-    // bundle, which makes the kernel agree with the records again.
+    // Unknown: taken as the previous bundle, which the converge step
+    // applies again, so that the kernel agrees with the records.
     std::cerr << "wardd: intent." << intent.policy << ": cannot read the kernel: " << error << "\n";
   }
   const bool new_in_force = held && (!intent.kernel_held || generation != intent.kernel_generation);
@@ -312,6 +332,7 @@ void AgentImpl::Converge() {
     std::string error;
     m.in_sync = m.parsed.enforcer->Apply(m.parsed.ir, m.parsed.target, enforce::ApplyOptions{},
                                          sink, &error);
+    m.refresh_at = FirstRefresh(m.parsed.ir);
     if (!m.in_sync) {
       const std::string why = error.empty() ? Messages(sink, Severity::kError) : error;
       std::cerr << "wardd: " << name << ": cannot apply the desired state: " << why << "\n";
@@ -409,6 +430,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   m.bundle = bundle;
   m.parsed = std::move(parsed);
   m.in_sync = true;
+  m.refresh_at = FirstRefresh(m.parsed.ir);
   if (!state_->WriteRecord(m.record, &error)) {
     // The kernel holds the new bundle, the intent says so: the next start
     // rolls it forward. Until then, this agent knows it is in force.
@@ -606,19 +628,7 @@ RpcStatus AgentImpl::Check(const Caller& caller, const v1::CheckRequest& request
       v1::Event e;
       *e.mutable_drift() = c;
       hub_.Publish(std::move(e));
-      if (options_.repair && c.error().empty()) {
-        DiagnosticSink sink;
-        std::string error;
-        if (m.parsed.enforcer->Apply(m.parsed.ir, m.parsed.target, enforce::ApplyOptions{}, sink,
-                                     &error)) {
-          m.in_sync = true;
-          Audit({"wardd", Role::kOperator}, "repair", name, m.record.sha256, m.record.generation,
-                "ok");
-        } else {
-          PublishError(name + ": repair failed: " +
-                       (error.empty() ? Messages(sink, Severity::kError) : error));
-        }
-      }
+      if (options_.repair && c.error().empty()) Repair(m);
     }
     *response->add_policies() = std::move(c);
   }
@@ -631,36 +641,102 @@ std::unique_ptr<Subscription> AgentImpl::Watch(const Caller& caller) {
   return hub_.Subscribe();
 }
 
-// Denials of the ebpf policies wardd manages, read from their ring buffers.
-void AgentImpl::DenialLoop() {
-#ifdef WARD_HAVE_EBPF
-  std::map<std::string, std::unique_ptr<enforce::EbpfEventReader>> readers;
+// Drift found while running is repaired only with options.repair: the
+// desired bundle applied again, as at start.
+void AgentImpl::Repair(Managed& m) {
+  DiagnosticSink sink;
+  std::string error;
+  if (m.parsed.enforcer->Apply(m.parsed.ir, m.parsed.target, enforce::ApplyOptions{}, sink,
+                               &error)) {
+    m.in_sync = true;
+    m.refresh_at = FirstRefresh(m.parsed.ir);
+    Audit({"wardd", Role::kOperator}, "repair", m.record.policy, m.record.sha256,
+          m.record.generation, "ok");
+  } else {
+    const std::string why = error.empty() ? Messages(sink, Severity::kError) : error;
+    Audit({"wardd", Role::kOperator}, "repair", m.record.policy, m.record.sha256,
+          m.record.generation, "failed: " + why);
+    PublishError(m.record.policy + ": repair failed: " + why);
+  }
+}
+
+// wardd's own work between calls: denial events of its ebpf policies, a
+// drift check every kCheckSeconds (reported when a policy goes out of sync;
+// repaired only with options.repair), and fresh answers for domain grants
+// before their addresses expire (what `ward apply --refresh` does).
+constexpr int kCheckSeconds = 30;
+
+void AgentImpl::Background() {
+  auto next_check = std::chrono::steady_clock::now() + std::chrono::seconds(kCheckSeconds);
   while (!stop_) {
-    std::vector<std::string> wanted;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [name, m] : managed_) {
-        if (m.record.enforcer == "ebpf") wanted.push_back(name);
-      }
+    PollDenials();
+    if (stop_) break;
+    if (std::chrono::steady_clock::now() >= next_check) {
+      PeriodicCheck();
+      next_check = std::chrono::steady_clock::now() + std::chrono::seconds(kCheckSeconds);
     }
-    std::erase_if(readers, [&](const auto& r) {
-      return std::find(wanted.begin(), wanted.end(), r.first) == wanted.end();
-    });
-    for (const std::string& name : wanted) {
-      if (readers.count(name)) continue;
-      std::string error;
-      if (auto r = enforce::EbpfEventReader::Open(name, &error)) readers[name] = std::move(r);
+    RefreshDue();
+  }
+}
+
+void AgentImpl::PeriodicCheck() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto& [name, m] : managed_) {
+    if (stop_) return;
+    const bool was_in_sync = m.in_sync;
+    v1::PolicyCheck c = CheckOne(m);
+    if (c.in_sync()) continue;
+    if (was_in_sync) {
+      v1::Event e;
+      *e.mutable_drift() = c;
+      hub_.Publish(std::move(e));
     }
-    if (readers.empty()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      continue;
+    if (options_.repair && c.error().empty()) Repair(m);
+  }
+}
+
+void AgentImpl::RefreshDue() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto now = std::chrono::steady_clock::now();
+  for (auto& [name, m] : managed_) {
+    if (m.refresh_at == std::chrono::steady_clock::time_point{} || now < m.refresh_at) continue;
+    DiagnosticSink sink;
+    std::string error;
+    uint32_t next = enforce::RefreshSeconds({}, enforce::ApplyOptions{}.dns);
+    if (!m.parsed.enforcer->RefreshDomains(m.parsed.ir, enforce::ApplyOptions{}, sink, &next,
+                                           &error)) {
+      PublishError(name + ": refreshing domain grants failed: " + error);
     }
-    for (auto it = readers.begin(); it != readers.end() && !stop_;) {
+    m.refresh_at = now + std::chrono::seconds(next);
+  }
+}
+
+// Denials of the ebpf policies wardd manages, read from their ring buffers;
+// otherwise a short sleep (the loop's tick).
+void AgentImpl::PollDenials() {
+#ifdef WARD_HAVE_EBPF
+  std::vector<std::string> wanted;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [name, m] : managed_) {
+      if (m.record.enforcer == "ebpf") wanted.push_back(name);
+    }
+  }
+  std::erase_if(readers_, [&](const auto& r) {
+    return std::find(wanted.begin(), wanted.end(), r.first) == wanted.end();
+  });
+  for (const std::string& name : wanted) {
+    if (readers_.count(name)) continue;
+    std::string error;
+    if (auto r = enforce::EbpfEventReader::Open(name, &error)) readers_[name] = std::move(r);
+  }
+  if (!readers_.empty()) {
+    for (auto it = readers_.begin(); it != readers_.end() && !stop_;) {
       std::vector<std::string> lines;
       std::string error;
       if (!it->second->Poll(100, &lines, &error)) {
         PublishError(it->first + ": denial events: " + error);
-        it = readers.erase(it);  // opened again on the next round
+        it = readers_.erase(it);  // opened again on the next round
         continue;
       }
       for (const std::string& l : lines) {
@@ -671,14 +747,16 @@ void AgentImpl::DenialLoop() {
       }
       ++it;
     }
+    return;
   }
 #endif
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
 }
 
 void AgentImpl::Shutdown() {
   std::call_once(shutdown_, [this] {
     stop_ = true;
-    if (denials_.joinable()) denials_.join();
+    if (background_.joinable()) background_.join();
     hub_.Close();
   });
 }

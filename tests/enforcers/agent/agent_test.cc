@@ -425,6 +425,28 @@ TEST_CASE("Check reads the kernel back; Watch sees applies, drift and removals",
   CHECK(closed);
 }
 
+TEST_CASE("with repair, drift a Check finds is repaired", "[root]") {
+  TestNetns ns;
+  StateDir dir;
+  agent::AgentOptions options;
+  options.state_dir = dir.path();
+  options.repair = true;
+  std::string error;
+  auto agent = agent::Agent::Open(options, &error);
+  REQUIRE(agent != nullptr);
+  agent::v1::ApplyResponse r;
+  REQUIRE(Apply(*agent, MakeBundle(kPolicyA), &r).ok());
+  REQUIRE(ns.Sh("nft delete table inet ward_agenttest") == 0);
+  CHECK_FALSE(CheckPolicy(*agent).in_sync());  // what was found
+  CHECK(KernelHolds() == "A");                 // and repaired
+  CHECK(CheckPolicy(*agent).in_sync());
+  CHECK(GetPolicy(*agent).state().generation() == 1);  // the same bundle: no new generation
+  agent::v1::RemoveRequest remove;
+  remove.set_policy("agenttest");
+  agent::v1::RemoveResponse removed;
+  agent->Remove(kOperator, remove, &removed);
+}
+
 TEST_CASE("the audit log chains every apply and remove", "[root]") {
   TestNetns ns;
   StateDir dir;
