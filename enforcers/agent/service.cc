@@ -317,6 +317,14 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
     if (!intent.previous_sha256.empty() && intent.previous_sha256 != intent.sha256) {
       state_->DropBundle(intent.policy, intent.previous_sha256);
     }
+    // The crash came before the previous enforcer let go of it.
+    if (!intent.previous_enforcer.empty() && intent.previous_enforcer != intent.enforcer) {
+      if (const enforce::NetworkEnforcer* old =
+              enforce::FindNetworkEnforcer(intent.previous_enforcer)) {
+        bool removed = false;
+        old->Remove(intent.policy, &removed, &error);
+      }
+    }
   } else {
     Audit(wardd, "recover", intent.policy, intent.sha256, intent.generation,
           "rolled back: the previous bundle was in force");
@@ -324,8 +332,9 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
   state_->DropIntent(intent.policy, &error);
 }
 
-// The desired state, applied again (start only; and on drift with repair):
-// each policy through its enforcer, and taken away from the others.
+// The desired state, applied again (start only): each policy through its
+// enforcer. What other enforcers hold under the same names is left alone
+// (reported as unmanaged), unless an intent says wardd put it there.
 void AgentImpl::Converge() {
   for (auto& [name, m] : managed_) {
     DiagnosticSink sink;
@@ -337,11 +346,6 @@ void AgentImpl::Converge() {
       const std::string why = error.empty() ? Messages(sink, Severity::kError) : error;
       std::cerr << "wardd: " << name << ": cannot apply the desired state: " << why << "\n";
       PublishError(name + ": cannot apply the desired state: " + why);
-    }
-    for (const enforce::NetworkEnforcer* other : enforce::NetworkEnforcers()) {
-      if (other == m.parsed.enforcer) continue;
-      bool removed = false;
-      other->Remove(name, &removed, &error);
     }
   }
 }
@@ -407,9 +411,8 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
     std::string ignored;
     state_->DropIntent(name, &ignored);
     state_->DropBundle(name, bundle.sha256());
-    if (error.empty())
-      return fail(RpcStatus::kFailedPrecondition, Messages(sink, Severity::kError));
-    return fail(RpcStatus::kUnavailable, error);
+    return fail(RpcStatus::kFailedPrecondition,
+                error.empty() ? Messages(sink, Severity::kError) : error);
   }
   CrashPoint("after-enforce");
   // Another enforcer held it before: take that away only now, so that the
@@ -483,7 +486,7 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   if (!m.parsed.enforcer->Remove(name, &removed, &error)) {
     Audit(caller, "remove", name, m.record.sha256, m.record.generation, "failed: " + error);
     PublishError(name + ": remove failed: " + error);
-    return Status(RpcStatus::kUnavailable, error);
+    return Status(RpcStatus::kFailedPrecondition, error);
   }
   // A crash before this record is written leaves the policy desired: the
   // next start applies it again (the remove did not happen).

@@ -462,7 +462,7 @@ TEST_CASE("the audit log chains every apply and remove", "[root]") {
     Rehash(bad.mutable_bundle());
     const agent::RpcStatus failed = agent->Apply(kOperator, bad, &r);
     INFO(failed.message);
-    CHECK(failed.code == agent::RpcStatus::kUnavailable);
+    CHECK(failed.code == agent::RpcStatus::kFailedPrecondition);
     agent::v1::RemoveRequest remove;
     remove.set_policy("agenttest");
     agent::v1::RemoveResponse removed;
