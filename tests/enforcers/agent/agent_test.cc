@@ -56,8 +56,9 @@ class StateDir {
 };
 
 // `source` compiled with the nftables backend into the bundle `ward push`
-// sends, for the uid scope.
-agent::v1::Bundle MakeBundle(const std::string& source) {
+// sends, for the uid scope (or the cgroup `cgroup`), applied by `enforcer`.
+agent::v1::Bundle MakeBundle(const std::string& source, const std::string& cgroup = "",
+                             const std::string& enforcer = "nftables") {
   auto c = CompileWith(backend::NftablesBackend(), source);
   DiagnosticSink sink;
   backend::Bundle b;
@@ -73,9 +74,14 @@ agent::v1::Bundle MakeBundle(const std::string& source) {
     x->set_target(a.target);
     x->set_bytes(a.bytes);
   }
-  out.mutable_scope()->set_uid(kUid);
-  out.set_enforcer("nftables");
-  out.set_sha256(backend::BundleHash(b, "uid", std::to_string(kUid), "nftables"));
+  if (cgroup.empty()) {
+    out.mutable_scope()->set_uid(kUid);
+  } else {
+    out.mutable_scope()->set_cgroup(cgroup);
+  }
+  out.set_enforcer(enforcer);
+  out.set_sha256(backend::BundleHash(b, cgroup.empty() ? "uid" : "cgroup",
+                                     cgroup.empty() ? std::to_string(kUid) : cgroup, enforcer));
   return out;
 }
 
@@ -111,16 +117,17 @@ agent::RpcStatus Apply(agent::Agent& a, const agent::v1::Bundle& b,
   return a.Apply(kOperator, request, response);
 }
 
-// What the nftables enforcer holds for the test's policy: its table's
-// generation (0: none).
-uint32_t KernelGeneration() {
+// What an enforcer holds for the test's policy: its own generation counter
+// (-1: nothing; eBPF starts at 0).
+int64_t KernelGeneration(const char* enforcer = "nftables") {
   std::vector<enforce::Enforcement> held;
   std::string error;
-  REQUIRE(enforce::NftablesEnforcer().Status(&held, &error));
+  REQUIRE(enforce::FindNetworkEnforcer(enforcer) != nullptr);
+  REQUIRE(enforce::FindNetworkEnforcer(enforcer)->Status(&held, &error));
   for (const enforce::Enforcement& e : held) {
     if (e.policy == "agenttest") return e.generation;
   }
-  return 0;
+  return -1;
 }
 
 // Which of A and B the kernel's table holds, read from its listing: "A",
@@ -167,7 +174,7 @@ TEST_CASE("apply is idempotent, generations increase, remove takes the table awa
   CHECK(r.changed());
   CHECK(r.sha256() == a_bundle.sha256());
   CHECK(KernelHolds() == "A");
-  const uint32_t kernel = KernelGeneration();
+  const int64_t kernel = KernelGeneration();
   CHECK(kernel > 0);
 
   // The same bundle again: nothing touched.
@@ -203,7 +210,7 @@ TEST_CASE("apply is idempotent, generations increase, remove takes the table awa
   REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
   CHECK(removed.removed());
   CHECK(KernelHolds() == "none");
-  CHECK(KernelGeneration() == 0);
+  CHECK(KernelGeneration() == -1);
   REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
   CHECK_FALSE(removed.removed());
   agent::v1::GetRequest get;
@@ -240,7 +247,7 @@ TEST_CASE("an invalid bundle is refused naming its field, and changes nothing", 
   auto agent = OpenAgent(dir);
   agent::v1::ApplyResponse r;
   REQUIRE(Apply(*agent, good, &r).ok());
-  const uint32_t kernel = KernelGeneration();
+  const int64_t kernel = KernelGeneration();
 
   struct Case {
     const char* what;
@@ -488,6 +495,60 @@ TEST_CASE("the audit log chains every apply and remove", "[root]") {
   CHECK(lines[2]["result"].get<std::string>().rfind("failed: ", 0) == 0);
   CHECK(lines[3]["action"] == "remove");
   CHECK(lines[3]["result"] == "ok");
+}
+
+TEST_CASE("a change of enforcer: the new one holds it before the old one lets go", "[root]") {
+  if (!enforce::FindNetworkEnforcer("ebpf")) return;  // not built: nothing to switch to
+  TestNetns ns;
+  StateDir dir;
+  TestCgroup cg("agent");
+  const agent::v1::Bundle nft = MakeBundle(kPolicyA, cg.path(), "nftables");
+  const agent::v1::Bundle bpf = MakeBundle(kPolicyA, cg.path(), "ebpf");
+  {
+    auto agent = OpenAgent(dir);
+    agent::v1::ApplyResponse r;
+    REQUIRE(Apply(*agent, nft, &r).ok());
+    CHECK(KernelGeneration("nftables") >= 0);
+    REQUIRE(Apply(*agent, bpf, &r).ok());
+    CHECK(r.generation() == 2);
+    CHECK(KernelGeneration("nftables") == -1);
+    CHECK(KernelGeneration("ebpf") >= 0);
+    REQUIRE(Apply(*agent, nft, &r).ok());
+    CHECK(KernelGeneration("nftables") >= 0);
+    CHECK(KernelGeneration("ebpf") == -1);
+  }
+  // Killed once the new enforcer holds it, the old one still too: the
+  // restart rolls forward to the new one and takes the old one away.
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    setenv("WARD_AGENT_CRASH_AT", "after-enforce", 1);
+    agent::AgentOptions options;
+    options.state_dir = dir.path();
+    std::string error;
+    auto a = agent::Agent::Open(options, &error);
+    agent::v1::ApplyResponse r;
+    if (a) Apply(*a, bpf, &r);
+    _exit(1);
+  }
+  int status = 0;
+  REQUIRE(waitpid(child, &status, 0) == child);
+  CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+  CHECK(KernelGeneration("nftables") >= 0);
+  CHECK(KernelGeneration("ebpf") >= 0);
+  auto agent = OpenAgent(dir);
+  const agent::v1::GetResponse got = GetPolicy(*agent);
+  CHECK(got.state().enforcer() == "ebpf");
+  CHECK(got.state().generation() == 4);
+  CHECK(KernelGeneration("nftables") == -1);
+  CHECK(KernelGeneration("ebpf") >= 0);
+  CHECK(CheckPolicy(*agent).in_sync());
+  agent::v1::RemoveRequest remove;
+  remove.set_policy("agenttest");
+  agent::v1::RemoveResponse removed;
+  REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
+  CHECK(removed.removed());
+  CHECK(KernelGeneration("ebpf") == -1);
 }
 
 // The crash matrix. The child opens the agent and applies B over A with the
