@@ -502,6 +502,14 @@ TEST_CASE("a change of enforcer: the new one holds it before the old one lets go
   TestNetns ns;
   StateDir dir;
   TestCgroup cg("agent");
+  // Pins outlive the namespace: taken away whatever happens below.
+  struct Unpin {
+    ~Unpin() {
+      bool removed = false;
+      std::string error;
+      enforce::FindNetworkEnforcer("ebpf")->Remove("agenttest", &removed, &error);
+    }
+  } unpin;
   const agent::v1::Bundle nft = MakeBundle(kPolicyA, cg.path(), "nftables");
   const agent::v1::Bundle bpf = MakeBundle(kPolicyA, cg.path(), "ebpf");
   {
