@@ -2,12 +2,17 @@
 // launcher (cli/launcher.cc) hands every command line to but a cached `ward
 // run`. Argument parsing and output only; the work is in language/,
 // compiler/, backends/ and enforcers/.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 #include <string_view>
 
 #include "backends/registry.h"
 #include "cli/commands.h"
 #include "cli/output.h"
+#include "cli/programs.h"
 
 namespace {
 
@@ -20,9 +25,31 @@ std::string VersionText() {
   return text;
 }
 
+// `ward push`, and `ward remove|status|diff` with --host, are wardd's
+// client: ward-remote, beside this program, runs them (cli/remote.cc).
+bool IsRemote(int argc, char** argv) {
+  if (argc < 2) return false;
+  const std::string_view command = argv[1];
+  if (command == "push") return true;
+  if (command != "remove" && command != "status" && command != "diff") return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--host" || arg.rfind("--host=", 0) == 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (IsRemote(argc, argv)) {
+    const std::string self = ward::cli::SelfPath();
+    const std::string remote = self.substr(0, self.rfind('/') + 1) + "ward-remote";
+    execv(remote.c_str(), argv);
+    std::cerr << "ward: cannot run " << remote << ": " << std::strerror(errno) << "\n";
+    return ward::cli::kUsage;
+  }
   CLI::App app{"Ward: one policy language for AI-agent sandboxes", "ward"};
   app.require_subcommand(0, 1);
   app.set_version_flag("--version", VersionText());
