@@ -475,26 +475,54 @@ TEST_CASE("the audit log chains every apply and remove", "[root]") {
     agent::v1::RemoveResponse removed;
     REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
   }
-  std::ifstream in(dir.path() + "/" + agent::kAuditFile);
-  std::string line, prev = agent::kAuditGenesis;
-  std::vector<nlohmann::json> lines;
-  while (std::getline(in, line)) {
-    const nlohmann::json j = nlohmann::json::parse(line);
-    CHECK(j["prev"] == prev);
-    prev = backend::Sha256(line);
-    lines.push_back(j);
-  }
+  const std::string log = dir.path() + "/" + agent::kAuditFile;
+  // Each line's `prev` is the SHA-256 of the line before it.
+  auto read_chain = [&log] {
+    std::ifstream in(log);
+    std::string line, prev = agent::kAuditGenesis;
+    std::vector<nlohmann::json> lines;
+    while (std::getline(in, line)) {
+      const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+      if (!j.is_discarded()) {
+        INFO(line);
+        CHECK(j["prev"] == prev);
+        lines.push_back(j);
+      }
+      prev = backend::Sha256(line);
+    }
+    return lines;
+  };
+  std::vector<nlohmann::json> lines = read_chain();
   INFO(nlohmann::json(lines).dump(1));
   REQUIRE(lines.size() == 4);
   CHECK(lines[0]["action"] == "apply");
   CHECK(lines[0]["who"] == "uid:0");
   CHECK(lines[0]["policy"] == "agenttest");
+  CHECK(lines[0]["sha256"] == MakeBundle(kPolicyA).sha256());
   CHECK(lines[0]["generation"] == 1);
   CHECK(lines[0]["result"] == "ok");
   CHECK(lines[1]["result"] == "unchanged");
   CHECK(lines[2]["result"].get<std::string>().rfind("failed: ", 0) == 0);
   CHECK(lines[3]["action"] == "remove");
   CHECK(lines[3]["result"] == "ok");
+
+  // A restart chains on; a torn last line (a crash in the write) is ended
+  // and chained onto as it is.
+  std::ofstream(log, std::ios::app) << "{\"time\":\"torn";
+  {
+    auto agent = OpenAgent(dir);
+    agent::v1::ApplyResponse r;
+    REQUIRE(Apply(*agent, MakeBundle(kPolicyB), &r).ok());
+    CHECK(r.generation() == 2);
+    agent::v1::RemoveRequest remove;
+    remove.set_policy("agenttest");
+    agent::v1::RemoveResponse removed;
+    REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
+  }
+  lines = read_chain();
+  REQUIRE(lines.size() == 6);
+  CHECK(lines[4]["generation"] == 2);
+  CHECK(lines[5]["action"] == "remove");
 }
 
 TEST_CASE("a change of enforcer: the new one holds it before the old one lets go", "[root]") {
