@@ -293,11 +293,14 @@ void State::CollectGarbage() {
     std::string error;
     Unlink(name, &error);
   }
-  // Temporaries of a write a crash interrupted (files.h: `.NAME.ward-PID-N`).
-  for (const std::string& name : Names(".")) {
-    if (name == "." || name == ".." || name.find(".ward-") == std::string::npos) continue;
-    std::string error;
-    Unlink(name, &error);
+  // Temporaries of a write a crash interrupted (files.h: `.NAME.ward-PID-N`),
+  // of this folder's own files only.
+  for (const char* kind : {".bundle.", ".intent.", ".policy."}) {
+    for (const std::string& name : Names(kind)) {
+      if (name.find(".ward-") == std::string::npos) continue;
+      std::string error;
+      Unlink(name, &error);
+    }
   }
 }
 

@@ -624,6 +624,13 @@ std::string Recovered(const StateDir& dir, const agent::v1::Bundle& a_bundle,
   CHECK(c.in_sync());
   // No record of an apply under way survives the restart.
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/intent.agenttest"));
+  // Nor a temporary file, nor a sealed bundle but the one in force.
+  for (const auto& f : std::filesystem::directory_iterator(dir.path())) {
+    const std::string name = f.path().filename();
+    INFO(name);
+    CHECK(name[0] != '.');
+    if (name.rfind("bundle.", 0) == 0) CHECK(name == "bundle.agenttest." + got.state().sha256());
+  }
   // Back to A for the next round.
   agent::v1::ApplyResponse r;
   REQUIRE(Apply(*agent, a_bundle, &r).ok());
