@@ -575,18 +575,22 @@ v1::PolicyCheck AgentImpl::CheckOne(Managed& m) {
     return c;
   }
   for (const std::string& u : live.unknown) c.add_unknown(u);
-  if (!live.present) {
-    // Nothing enforced: every flow of the scope is allowed.
+  auto nothing_held = [&] {
     v1::Change* ch = c.add_gained();
     ch->set_section("network");
     ch->set_kind("widened");
     ch->set_line("+ everything: " + m.record.enforcer + " holds nothing for this policy");
-    c.set_in_sync(false);
+  };
+  // nftables' `live` is what the scope gets also when the table is gone
+  // (everything allowed: the diff lists the gains); otherwise an absent
+  // policy is one line.
+  if (!live.present && m.record.enforcer != "nftables") {
+    nothing_held();
     m.in_sync = false;
     return c;
   }
-  // The desired IR came from JSON: no sources, so rules name no position
-  // unless the drift reader kept one.
+  // The desired IR came from JSON, which keeps no provenance for network
+  // rules: `rules` stays empty until bundles carry their sources.
   const SourceManager no_sources;
   for (const ir::Change& d : ir::Diff(m.parsed.ir, live.live).changes) {
     v1::Change* ch = nullptr;
@@ -605,11 +609,12 @@ v1::PolicyCheck AgentImpl::CheckOne(Managed& m) {
     ch->set_kind(ir::KindName(d.kind));
     ch->set_line(d.line);
     for (const Span& s : d.old_rules) {
-      if (s.valid()) ch->add_rules(ir::Where(no_sources, s));
+      if (s.valid() && s.file < no_sources.size()) ch->add_rules(ir::Where(no_sources, s));
     }
   }
-  c.set_in_sync(live.in_sync && c.gained().empty() && c.lost().empty() && c.changed().empty() &&
-                c.unknown().empty());
+  if (!live.present && c.gained().empty()) nothing_held();
+  c.set_in_sync(live.present && live.in_sync && c.gained().empty() && c.lost().empty() &&
+                c.changed().empty() && c.unknown().empty());
   c.set_live_ir_json(ir::ToJson(live.live, no_sources).dump());
   m.in_sync = c.in_sync();
   return c;
