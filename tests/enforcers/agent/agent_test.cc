@@ -22,6 +22,7 @@
 
 #include "backends/bundle.h"
 #include "backends/nftables/nftables_backend.h"
+#include "compiler/diff.h"
 #include "enforcers/agent/audit.h"
 #include "enforcers/agent/service.h"
 #include "enforcers/linux/nftables.h"
@@ -395,6 +396,46 @@ TEST_CASE("Check reads the kernel back; Watch sees applies, drift and removals",
   // In sync: no drift event.
   CHECK_FALSE(watch->Next(&e, std::chrono::milliseconds(100), &closed));
   CHECK_FALSE(closed);
+
+  // B's table put in by hand under the same name: Check reports exactly
+  // what `ward diff A B` says, gains and losses apart.
+  {
+    auto b = CompileWith(backend::NftablesBackend(), kPolicyB);
+    auto a = CompileWith(backend::NftablesBackend(), kPolicyA);
+    enforce::Target t;
+    t.kind = enforce::Target::Kind::kUid;
+    t.uid = kUid;
+    DiagnosticSink sink;
+    std::string error;
+    REQUIRE(enforce::NftablesEnforcer().Apply(b->ir, t, {}, sink, &error));
+    std::vector<std::string> gained, lost;
+    for (const ir::Change& d : ir::Diff(a->ir, b->ir).changes) {
+      CHECK(d.kind != ir::ChangeKind::kChanged);
+      (d.kind == ir::ChangeKind::kWidened ? gained : lost).push_back(d.line);
+    }
+    REQUIRE_FALSE(gained.empty());
+    REQUIRE_FALSE(lost.empty());
+    c = CheckPolicy(*agent);
+    CHECK(c.error().empty());
+    CHECK_FALSE(c.in_sync());
+    std::vector<std::string> got_gained, got_lost;
+    for (const auto& ch : c.gained()) {
+      CHECK(ch.section() == "network");
+      CHECK(ch.kind() == "widened");
+      got_gained.push_back(ch.line());
+    }
+    for (const auto& ch : c.lost()) {
+      CHECK(ch.kind() == "narrowed");
+      got_lost.push_back(ch.line());
+    }
+    CHECK(got_gained == gained);
+    CHECK(got_lost == lost);
+    CHECK(c.changed_size() == 0);
+    REQUIRE(watch->Next(&e, std::chrono::seconds(2), &closed));
+    REQUIRE(e.has_drift());
+    CHECK(e.drift().gained_size() == c.gained_size());
+    CHECK(KernelHolds() == "B");  // reported, not repaired
+  }
 
   // The table deleted behind wardd's back: drift, reported, not repaired.
   REQUIRE(ns.Sh("nft delete table inet ward_agenttest") == 0);
