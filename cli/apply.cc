@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/dns_flags.h"
 #include "cli/load.h"
+#include "compiler/agent_guard.h"
 #include "enforcers/linux/enforcer.h"
 #include "enforcers/run/run.h"  // LiveRun (ListRuns only with the eBPF enforcer)
 #ifdef WARD_HAVE_EBPF
@@ -129,6 +130,11 @@ int RunApply(const ApplyFlags& flags) {
   options.dns = flags.dns;
   if (!CheckDnsFlags("apply", flags.dns)) return kUsage;
   std::string error;
+  // No scope reaches wardd's listeners (compiler/agent_guard.h).
+  if (!ir::GuardAgentEndpoints(&loaded->ir, ir::HostAgentEndpoints(), &error)) {
+    std::cerr << "ward apply: " << error << "; nothing changed\n";
+    return kUsage;
+  }
   const bool ok = enforcer->Apply(loaded->ir, target, options, loaded->sink, &error);
   if (!loaded->sink.diagnostics().empty()) {
     OutputFlags text = flags.output;

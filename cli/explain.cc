@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "cli/load.h"
+#include "compiler/agent_guard.h"
 #include "compiler/explain.h"
 #include "compiler/ir_json.h"
 
@@ -114,6 +115,7 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     }
     j["rules"] = std::move(rules);
     j["notes"] = e.notes;
+    if (!e.implicit.empty()) j["implicit"] = e.implicit;
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -133,6 +135,9 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     size_t nl = text.find('\n');
     if (nl != std::string::npos) text = text.substr(0, nl) + " ...";
     std::cout << "  " << ir::Where(loaded.sources, s) << ": " << text << "\n";
+  }
+  for (const std::string& i : e.implicit) {
+    std::cout << "  implicit rule: " << i << " (no policy may reach the agent)\n";
   }
   for (const std::string& n : e.notes) std::cout << "  note: " << n << "\n";
 }
@@ -184,6 +189,13 @@ int RunExplain(const ExplainFlags& f) {
   if (!loaded) return exit_code;
   std::string error;
   std::optional<ir::Explanation> e;
+  // As the enforcers decide on this host: no policy reaches wardd
+  // (compiler/agent_guard.h); explain names those implicit rules.
+  if ((f.connect || f.listen || f.unix_target) &&
+      !ir::GuardAgentEndpoints(&loaded->ir, ir::HostAgentEndpoints(), &error)) {
+    std::cerr << "ward explain: " << error << "\n";
+    return kUsage;
+  }
   if (f.connect || f.listen) {
     ir::FlowQuery q;
     for (const std::string& r : f.resolve) {

@@ -8,11 +8,12 @@
 #include <string_view>
 
 #include "cli/programs.h"
+#include "compiler/agent_guard.h"
 #include "enforcers/run/run_cache.h"
 
 namespace ward::cli {
 
-int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& sources,
+int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
         const std::function<void(const enforce::RunPlan&)>& prepared) {
@@ -20,6 +21,17 @@ int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& source
   options.home = flags.home;
   options.dns = flags.dns;
   options.policy_hash = policy_hash;
+  // No workload reaches wardd: its default socket always, and the listeners
+  // a running agent publishes. Those change the network section without
+  // changing the policy's hash, so a run that meets them keys no cache by
+  // it (the shared eBPF programs, the filter cache): slower, never stale.
+  const ir::AgentEndpoints endpoints = ir::HostAgentEndpoints();
+  std::string guard_error;
+  if (!ir::GuardAgentEndpoints(&ir, endpoints, &guard_error)) {
+    std::cerr << "ward run: " << guard_error << "; the command was not started\n";
+    return enforce::kRunSetupFailed;
+  }
+  if (endpoints != ir::DefaultAgentEndpoints()) options.policy_hash.clear();
   options.filter = filter;
   options.guard = guard;
   options.partial = flags.partial;
@@ -110,7 +122,7 @@ int RunFromCache(int argc, char** argv) {
   enforce::RunTrace("cache read");
   if (!cached) return -1;
   DiagnosticSink sink;
-  return Run(flags, cached->ir, cached->sources, cached->policy_hash, cached->filter, cached->guard,
+  return Run(flags, std::move(cached->ir), cached->sources, cached->policy_hash, cached->filter, cached->guard,
              sink, "from the run cache " + entry, nullptr);
 }
 

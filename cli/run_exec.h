@@ -39,7 +39,9 @@ struct RunFlags {
 // `front_end` says for --dry-run where the IR came from; `prepared` sees
 // the plan before the command starts (the compiled run stores the policy
 // in the run cache then).
-int Run(const RunFlags& flags, const ir::Policy& ir, const SourceManager& sources,
+// The IR is taken whole: the run refuses wardd's endpoints in it
+// (compiler/agent_guard.h) before it prepares anything.
+int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
         const std::function<void(const enforce::RunPlan&)>& prepared);

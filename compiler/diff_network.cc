@@ -436,7 +436,8 @@ void UnixLines(const std::set<std::string>& before, const std::set<std::string>&
   auto cite = [&](const NetRules& net, const std::string& name, bool allow,
                   std::vector<Span>* spans) {
     for (const UnixRule& r : net.unix_rules) {
-      if (r.abstract == abstract && r.name == name && r.allow == allow) spans->push_back(r.span);
+      if (r.abstract == abstract && r.name == name && r.allow == allow && r.implicit.empty())
+        spans->push_back(r.span);
     }
     SortSpans(spans);
   };

@@ -171,7 +171,9 @@ NetRuleIndex::~NetRuleIndex() = default;
 std::vector<Span> NetRuleIndex::Cite(const NetLine& l, bool allow) const {
   std::vector<Span> out;
   auto take = [&](const FlatRule& f) {
-    if (f.allow == allow && f.direction == l.dir && Speaks(f.what, l)) out.push_back(f.span);
+    // (an implicit rule has no source to cite: compiler/agent_guard.h)
+    if (f.allow == allow && f.direction == l.dir && Speaks(f.what, l) && f.implicit.empty())
+      out.push_back(f.span);
   };
   for (Range<V4> r : l.v4) impl_->v4.ForEach(r, [&](size_t i) { take(*impl_->rules[i]); });
   for (Range<V6> r : l.v6) impl_->v6.ForEach(r, [&](size_t i) { take(*impl_->rules[i]); });

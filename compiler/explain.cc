@@ -10,7 +10,12 @@ namespace {
 
 void Cite(Explanation& e, const std::vector<const FlatRule*>& rules, bool allow) {
   for (const FlatRule* r : rules) {
-    if (r->allow == allow) e.rules.push_back(r->span);
+    if (r->allow != allow) continue;
+    if (r->implicit.empty()) {
+      e.rules.push_back(r->span);
+    } else if (std::find(e.implicit.begin(), e.implicit.end(), r->implicit) == e.implicit.end()) {
+      e.implicit.push_back(r->implicit);
+    }
   }
 }
 
@@ -65,9 +70,14 @@ Explanation ExplainUnix(const Policy& policy, const std::string& target) {
   e.query = "connect unix " + target;
   e.decision = allowed ? "allow" : "deny";
   for (const UnixRule& r : policy.network.unix_rules) {
-    if (r.abstract == abstract && r.name == key && r.allow == allowed) e.rules.push_back(r.span);
+    if (r.abstract != abstract || r.name != key || r.allow != allowed) continue;
+    if (r.implicit.empty()) {
+      e.rules.push_back(r.span);
+    } else {
+      e.implicit.push_back(r.implicit);
+    }
   }
-  if (!allowed && e.rules.empty()) {
+  if (!allowed && e.by_default()) {
     e.notes.push_back("sockets the workload creates itself stay reachable");
   }
   return e;

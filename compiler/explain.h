@@ -16,9 +16,12 @@ struct Explanation {
   std::string query;        // the question, restated: "egress tcp 10.0.0.1 port 443"
   std::vector<Span> rules;  // the deciding rules; empty when by default
   std::vector<std::string> notes;
+  // The implicit rules that decided (compiler/agent_guard.h): why each is
+  // there ("wardd listens on tcp://127.0.0.1:7443").
+  std::vector<std::string> implicit;
   int errno_value = 0;  // the errno a syscall `errno` decision returns
   Span default_rule;    // syscalls: the `default` that decided (when by default)
-  bool by_default() const { return rules.empty(); }
+  bool by_default() const { return rules.empty() && implicit.empty(); }
 };
 
 struct FlowQuery {

@@ -251,7 +251,7 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
     for (const ast::NetRule& r : section->rules) {
       if (r.is_unix) {
         for (const ast::UnixSocket& s : r.sockets) {
-          ir.unix_rules.push_back({r.allow, s.abstract, s.name, r.span});
+          ir.unix_rules.push_back({r.allow, s.abstract, s.name, r.span, {}});
           if (!r.allow) continue;  // denies are applied after all grants
           (s.abstract ? ir.unix_abstract : ir.unix_paths).insert(s.name);
         }
@@ -267,7 +267,7 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
       Direction dir =
           r.direction == ast::Direction::kEgress ? Direction::kEgress : Direction::kIngress;
       NetDecision what = WhatRuleNames(r);
-      for (const ast::Peer& peer : r.peers) ir.rules.push_back({dir, r.allow, what, peer, r.span});
+      for (const ast::Peer& peer : r.peers) ir.rules.push_back({dir, r.allow, what, peer, r.span, {}});
     }
   }
   // Unix and netlink denies override grants, whatever the order.

@@ -86,6 +86,9 @@ struct FlatRule {
   NetDecision what;  // the protocols and ports the rule names
   ast::Peer peer;
   Span span;
+  // An implicit rule no source states (compiler/agent_guard.h): why it is
+  // there ("wardd listens on tcp://127.0.0.1:7443"); `span` is then invalid.
+  std::string implicit;
 };
 
 struct UnixRule {
@@ -93,6 +96,7 @@ struct UnixRule {
   bool abstract = false;
   std::string name;
   Span span;
+  std::string implicit;  // as FlatRule::implicit
 };
 
 // `allow netlink route` (or deny), kept for provenance.

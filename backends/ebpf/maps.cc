@@ -299,11 +299,13 @@ uint32_t UnixRuleId(const ir::NetRules& net, size_t index) {
 }
 
 std::string RuleText(const ir::UnixRule& rule) {
+  if (!rule.implicit.empty()) return "implicit rule: " + rule.implicit;
   return std::string(rule.allow ? "allow" : "deny") + " unix \"" + (rule.abstract ? "@" : "") +
          rule.name + "\"";
 }
 
 std::string RuleText(const ir::FlatRule& rule) {
+  if (!rule.implicit.empty()) return "implicit rule: " + rule.implicit;
   std::string s = rule.allow ? "allow" : "deny";
   if (rule.direction == ir::Direction::kIngress) s += " ingress";
   const ir::NetDecision& w = rule.what;

@@ -16,6 +16,28 @@
 // - Rules, programs or tables in the policy's scope that Ward's renderer
 //   does not produce are `unknown`, never merged into `live`.
 // - Reads only; never changes the kernel.
+//
+// nftables (linux/nftables_live.cc):
+// - The policy's table gone: present = false, and `live` is what the host
+//   then enforces for that scope: nothing, every flow allowed (the IPv4-
+//   mapped IPv6 block stays empty, as in every IR), so the diff lists every
+//   permission gained. Not an error: the answer Check reports.
+// - Each flow has two legs, its opener's packets and the replies, looked
+//   up by separate rules; live = (opener ∩ reply) ∪ (opener − desired): a
+//   gain is what the opener's packets may now do (a datagram out is a gain
+//   even if no answer comes back), a loss what either leg now refuses.
+// - A deleted dispatch rule, or the final reject/drop of a chain, lets the
+//   protocols concerned through (gains); a deleted `jump` or `allow` rule
+//   refuses everything the chain decides (losses).
+// - Domain grants: no DNS query is sent. The desired side's domain sets are
+//   taken as whatever addresses they hold; an element with ports no grant
+//   allows is a gain at that address, and a domain set's lookup taken away
+//   (either family, either leg) loses the grant's protocol for every name
+//   of the direction (the IR's domain entries know no family).
+// - Rule order within Ward's chains is not compared.
+// - Other tables' rules that name the same scope (`meta skuid`, the
+//   cgroup's id, the interface) are unknown too; other Ward tables are
+//   their own policies'.
 #pragma once
 
 #include <string>
@@ -31,7 +53,7 @@ struct LiveState {
   bool present = false;  // the enforcer holds something for the policy
   bool in_sync = false;  // the live objects equal what `desired` renders
   uint32_t generation = 0;
-  ir::Policy live;                   // see above; meaningful when present
+  ir::Policy live;                   // see above (nftables: also when absent)
   std::vector<std::string> unknown;  // foreign objects, described
 };
 

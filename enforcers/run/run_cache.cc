@@ -138,7 +138,7 @@ bool ReadRules(const Json& j, const SourceManager& sources, ir::Policy* policy) 
     std::optional<Span> span = ReadSpan(u.value("span", Json()), sources);
     if (!span) return false;
     net->unix_rules.push_back(
-        {u.value("allow", false), u.value("abstract", false), u.value("name", ""), *span});
+        {u.value("allow", false), u.value("abstract", false), u.value("name", ""), *span, {}});
   }
   return true;
 }

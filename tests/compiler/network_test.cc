@@ -9,6 +9,8 @@
 #include <random>
 #include <set>
 
+#include "compiler/agent_guard.h"
+#include "compiler/explain.h"
 #include "compiler/extends.h"
 #include "compiler/network.h"
 #include "tests/language/frontend_fixture.h"
@@ -524,6 +526,152 @@ TEST_CASE("property: awkward pairs, across extends and lists, decide as both ref
   WARN(probes << " probes (" << allowed << " allowed) over " << awkward
               << " cases with an awkward pair");
   CHECK(allowed > probes / 20);
+}
+
+
+// wardd's listeners (compiler/agent_guard.h): the implicit deny decides as
+// a `deny tcp to ADDRESS port PORT` rule appended to the policy would, by
+// the generator's reference, on the awkward cases; a wildcard listener as
+// `deny tcp to any port PORT`.
+TEST_CASE("property: the agent guard denies as an explicit deny rule would") {
+  std::random_device rd;
+  const uint32_t seed = std::getenv("WARD_SEED") ? std::stoul(std::getenv("WARD_SEED")) : rd();
+  net::Rng rng(seed);
+  INFO("seed " << seed << " (rerun with WARD_SEED=" << seed << ")");
+  net::Universe u;
+  u.v4_base = "10.1.0.0";
+  u.v4_bits = 12;
+  u.v6_base = "fd00:1::";
+  u.v6_bits = 12;
+  u.ports = {22, 53, 80, 443, 1000, 1024, 1025, 5432, 8000, 8050, 8100, 65535};
+  long probes = 0, guarded = 0;
+  for (int round = 0, rounds = Rounds(300); round < rounds; ++round) {
+    const net::Case c = net::RandomCase(rng, u, round);
+    INFO("case " << round << " (" << c.shape << "):\n" << c.text);
+    auto l = Lower(c.text, c.target);
+    // The listener: an address the case probes (often one of its edges),
+    // or a wildcard of either family; a port the universe probes.
+    const net::Probe at = net::CaseProbe(rng, u, c);
+    const bool wildcard = rng() % 4 == 0;
+    const uint16_t port = u.ports[rng() % u.ports.size()];
+    ir::AgentEndpoints e;
+    e.tcp.push_back({wildcard ? (rng() % 2 ? "0.0.0.0" : "::") : at.addr.Text(), port});
+    INFO("listener " << e.tcp[0].address << " port " << port);
+    ir::Policy policy;
+    policy.network = l.ir;
+    std::string error;
+    REQUIRE(ir::GuardAgentEndpoints(&policy, e, &error));
+    // Idempotent.
+    ir::Policy twice = policy;
+    REQUIRE(ir::GuardAgentEndpoints(&twice, e, &error));
+    REQUIRE(twice.network == policy.network);
+    REQUIRE(twice.network.rules.size() == policy.network.rules.size());
+
+    std::vector<net::Rule> rules = c.rules;
+    net::Rule deny;
+    deny.allow = false;
+    deny.proto = net::Proto::kTcp;
+    net::Peer peer;
+    if (wildcard) {
+      peer.kind = net::PeerKind::kAny;
+    } else {
+      peer.kind = net::PeerKind::kPrefix;
+      peer.prefix.net = at.addr;
+      peer.prefix.length = at.addr.v6 ? 128 : 32;
+    }
+    deny.peers = {peer};
+    deny.ports = {{port, port}};
+    rules.push_back(deny);
+    for (int k = 0; k < 80; ++k) {
+      net::Probe p = net::CaseProbe(rng, u, c);
+      if (k % 4 == 0) {  // at the listener itself, in every protocol
+        p.addr = at.addr;
+        p.port = p.proto == net::Proto::kIcmp ? 0 : port;
+      }
+      const bool want = net::Reference(rules, p);
+      INFO("probe " << p.Describe() << ": reference says " << (want ? "allow" : "deny"));
+      REQUIRE(Compiled(policy.network, FromProbe(p)) == want);
+      guarded += net::Reference(c.rules, p) && !want;
+      ++probes;
+    }
+  }
+  WARN(probes << " probes, " << guarded << " of them refused by the guard alone");
+  CHECK(guarded > 0);
+}
+
+TEST_CASE("the agent guard withdraws the agent's socket and names its rules in explain") {
+  auto r = CheckSource(R"(policy p {
+  network {
+    allow unix "/run/ward/agent/agent.sock"
+    allow unix "/run/app.sock"
+    allow tcp to "*.example.com" port 7443
+    allow tcp to any
+  }
+})");
+  REQUIRE_FALSE(r->sink.has_errors());
+  ir::Policy policy = ir::Lower(r->program, r->policy(), r->sink);
+  REQUIRE(policy.network.unix_paths.count("/run/ward/agent/agent.sock") == 1);
+  ir::AgentEndpoints e = ir::DefaultAgentEndpoints();
+  e.tcp.push_back({"127.0.0.1", 7443});
+  e.tcp.push_back({"::", 7444});
+  std::string error;
+  REQUIRE(ir::GuardAgentEndpoints(&policy, e, &error));
+  CHECK(policy.network.unix_paths == std::set<std::string>{"/run/app.sock"});
+
+  ir::Explanation unix = ir::ExplainUnix(policy, "/run/ward/agent/agent.sock");
+  CHECK(unix.decision == "deny");
+  CHECK(unix.rules.empty());  // the source's allow is overridden, not cited
+  CHECK(unix.implicit == std::vector<std::string>{"wardd listens on unix:///run/ward/agent/agent.sock"});
+  CHECK_FALSE(unix.by_default());
+
+  ir::FlowQuery q;
+  q.protocol = ir::Protocol::kTcp;
+  q.host = "127.0.0.1";
+  q.port = 7443;
+  auto flow = ir::ExplainFlow(policy, q, &error);
+  REQUIRE(flow);
+  CHECK(flow->decision == "deny");
+  CHECK(flow->implicit == std::vector<std::string>{"wardd listens on tcp://127.0.0.1:7443"});
+  q.host = "127.0.0.2";
+  flow = ir::ExplainFlow(policy, q, &error);
+  CHECK(flow->decision == "allow");
+  CHECK(flow->implicit.empty());
+  // The wildcard listener: every address, both families.
+  q.port = 7444;
+  for (const char* host : {"10.9.8.7", "::1", "2001:db8::1", "::ffff:10.0.0.1"}) {
+    q.host = host;
+    flow = ir::ExplainFlow(policy, q, &error);
+    INFO(host);
+    CHECK(flow->decision == "deny");
+    CHECK(flow->implicit == std::vector<std::string>{"wardd listens on tcp://[::]:7444"});
+  }
+  // A domain grant does not reach the listener either, wherever its name
+  // resolves.
+  IpPrefix lo = *ParseIpOrCidr("127.0.0.1", &error);
+  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp,
+                                        "a.example.com", &lo, 7443));
+  IpPrefix other = *ParseIpOrCidr("10.0.0.1", &error);
+  CHECK(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "a.example.com",
+                                  &other, 7443));
+  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp,
+                                        "a.example.com", &other, 7444));
+}
+
+TEST_CASE("the agent's endpoints file reads back, and refuses what is not one") {
+  ir::AgentEndpoints e = ir::DefaultAgentEndpoints();
+  e.unix_paths.push_back("/tmp/x/agent.sock");
+  e.tcp.push_back({"127.0.0.1", 7443});
+  e.tcp.push_back({"::", 9});
+  std::string error;
+  auto back = ir::EndpointsFromJson(ir::EndpointsToJson(e), &error);
+  REQUIRE(back);
+  CHECK(*back == e);
+  CHECK_FALSE(ir::EndpointsFromJson("{}", &error));
+  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "unix": ["relative"]})", &error));
+  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "x", "port": 1}]})", &error));
+  CHECK(error == "\"tcp\": 'x' is not an IP address");
+  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 0}]})", &error));
+  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 70000}]})", &error));
 }
 
 }  // namespace ward::test
