@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "backends/bundle.h"
+#include "compiler/agent_guard.h"
 #include "compiler/diff.h"
 #include "compiler/ir_json.h"
 #include "enforcers/agent/audit.h"
@@ -192,10 +193,26 @@ std::chrono::steady_clock::time_point FirstRefresh(const ir::Policy& p) {
          std::chrono::seconds(enforce::RefreshSeconds({}, enforce::ApplyOptions{}.dns));
 }
 
+// What no policy wardd applies may reach: the default socket, and this
+// agent's own sockets and TCP ports (on every address: compiler/agent_guard.h).
+ir::AgentEndpoints OwnEndpoints(const AgentOptions& options) {
+  ir::AgentEndpoints e = ir::DefaultAgentEndpoints();
+  for (const std::string& p : options.socket_paths) {
+    if (std::find(e.unix_paths.begin(), e.unix_paths.end(), p) == e.unix_paths.end()) {
+      e.unix_paths.push_back(p);
+    }
+  }
+  for (uint16_t port : options.tcp_ports) {
+    e.tcp.push_back({"0.0.0.0", port});
+    e.tcp.push_back({"::", port});
+  }
+  return e;
+}
+
 class AgentImpl : public Agent {
  public:
   AgentImpl(const AgentOptions& options, std::unique_ptr<State> state)
-      : options_(options), state_(std::move(state)) {}
+      : options_(options), endpoints_(OwnEndpoints(options)), state_(std::move(state)) {}
   ~AgentImpl() override { Shutdown(); }
 
   bool Start(std::string* error);
@@ -228,7 +245,14 @@ class AgentImpl : public Agent {
   void RefreshDue();
   void Repair(Managed& m);
 
+  // The implicit denies of compiler/agent_guard.h, added to every IR before
+  // it is applied or compared, as `ward apply` adds them.
+  bool Guard(Parsed* parsed, std::string* error) const {
+    return ir::GuardAgentEndpoints(&parsed->ir, endpoints_, error);
+  }
+
   const AgentOptions options_;
+  const ir::AgentEndpoints endpoints_;
   std::unique_ptr<State> state_;
   AuditLog audit_;
   EventHub hub_;
@@ -274,6 +298,10 @@ bool AgentImpl::Start(std::string* error) {
     }
     if (RpcStatus s = ParseBundle(m.bundle, false, &m.parsed); !s.ok()) {
       errors.push_back("policy." + r.policy + ": " + s.message);
+      continue;
+    }
+    if (!Guard(&m.parsed, &read_error)) {
+      errors.push_back("policy." + r.policy + ": " + read_error);
       continue;
     }
     managed_.emplace(r.policy, std::move(m));
@@ -383,6 +411,10 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   if (RpcStatus s = ParseBundle(bundle, true, &parsed); !s.ok()) {
     Audit(caller, "apply", bundle.policy(), bundle.sha256(), 0, "refused: " + s.message);
     return s;
+  }
+  if (std::string error; !Guard(&parsed, &error)) {
+    Audit(caller, "apply", name, bundle.sha256(), 0, "failed: " + error);
+    return Status(RpcStatus::kInternal, "the agent's own endpoints: " + error);
   }
 
   std::lock_guard<std::mutex> lock(mu_);

@@ -473,6 +473,33 @@ TEST_CASE("Check reads the kernel back; Watch sees applies, drift and removals",
   CHECK(closed);
 }
 
+TEST_CASE("the agent's own TCP ports are denied to what it applies, and Check agrees", "[root]") {
+  TestNetns ns;
+  StateDir dir;
+  agent::AgentOptions options;
+  options.state_dir = dir.path();
+  options.tcp_ports = {7777};
+  std::string error;
+  auto agent = agent::Agent::Open(options, &error);
+  REQUIRE(agent != nullptr);
+  agent::v1::ApplyResponse r;
+  REQUIRE(Apply(*agent, MakeBundle("policy agenttest { network { allow tcp to 10.9.0.0/16 } }"), &r)
+              .ok());
+  std::string out;
+  REQUIRE(enforce::RunNft("list table inet ward_agenttest", false, false, &out, &error));
+  INFO(out);
+  // Every port but the agent's.
+  CHECK(out.find("10.9.0.0/16 . 1-7776,") != std::string::npos);
+  CHECK(out.find("10.9.0.0/16 . 7778-65535") != std::string::npos);
+  const agent::v1::PolicyCheck c = CheckPolicy(*agent);
+  INFO(c.error());
+  CHECK(c.in_sync());
+  agent::v1::RemoveRequest remove;
+  remove.set_policy("agenttest");
+  agent::v1::RemoveResponse removed;
+  agent->Remove(kOperator, remove, &removed);
+}
+
 TEST_CASE("with repair, drift a Check finds is repaired", "[root]") {
   TestNetns ns;
   StateDir dir;
@@ -619,7 +646,9 @@ TEST_CASE("a change of enforcer: the new one holds it before the old one lets go
   CHECK(got.state().generation() == 4);
   CHECK(KernelGeneration("nftables") == -1);
   CHECK(KernelGeneration("ebpf") >= 0);
-  CHECK(CheckPolicy(*agent).in_sync());
+  const agent::v1::PolicyCheck c = CheckPolicy(*agent);
+  INFO(c.error());
+  CHECK(c.in_sync());
   agent::v1::RemoveRequest remove;
   remove.set_policy("agenttest");
   agent::v1::RemoveResponse removed;
