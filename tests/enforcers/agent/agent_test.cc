@@ -657,6 +657,47 @@ TEST_CASE("a change of enforcer: the new one holds it before the old one lets go
   CHECK(KernelGeneration("ebpf") == -1);
 }
 
+TEST_CASE("Watch reports the denials of an ebpf policy", "[root]") {
+  if (!enforce::FindNetworkEnforcer("ebpf")) return;
+  TestNetns ns;
+  StateDir dir;
+  TestCgroup cg("agent-denials");
+  struct Unpin {
+    ~Unpin() {
+      bool removed = false;
+      std::string error;
+      enforce::FindNetworkEnforcer("ebpf")->Remove("agenttest", &removed, &error);
+    }
+  } unpin;
+  Worker in(cg.path());
+  auto agent = OpenAgent(dir);
+  std::unique_ptr<agent::Subscription> watch = agent->Watch(kOperator);
+  agent::v1::ApplyResponse r;
+  REQUIRE(Apply(*agent,
+                MakeBundle("policy agenttest { network { allow tcp to 10.0.0.0/8 port 443 } }",
+                           cg.path(), "ebpf"),
+                &r)
+              .ok());
+  // The positive control, then the denial.
+  CHECK(in.Run(Op::kTcp, "10.5.0.1", 443) == kOk);
+  CHECK(in.Run(Op::kTcp, "10.5.0.1", 80) == Failed(EPERM));
+  std::vector<std::string> denials;
+  agent::v1::Event e;
+  bool closed = false;
+  for (int i = 0; i < 50 && denials.empty(); ++i) {
+    if (!watch->Next(&e, std::chrono::milliseconds(100), &closed)) continue;
+    if (e.has_denial()) {
+      CHECK(e.denial().policy() == "agenttest");
+      denials.push_back(e.denial().line());
+    }
+  }
+  CHECK(denials == std::vector<std::string>{"connect to 10.5.0.1:80 denied (no rule matched)"});
+  agent::v1::RemoveRequest remove;
+  remove.set_policy("agenttest");
+  agent::v1::RemoveResponse removed;
+  REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
+}
+
 // The crash matrix. The child opens the agent and applies B over A with the
 // crash switch set (WARD_AGENT_CRASH_AT, read by ward_agent_crashable only).
 pid_t ApplyInChild(const StateDir& dir, const agent::v1::Bundle& bundle, const char* crash_at,
