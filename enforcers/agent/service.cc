@@ -111,7 +111,8 @@ RpcStatus ParseBundle(const v1::Bundle& b, bool check_hash, Parsed* out) {
   if (b.policy().empty()) return Invalid("bundle.policy: missing");
   if (!ValidPolicyName(b.policy())) {
     return Invalid("bundle.policy: '" + b.policy() +
-                   "' is not a policy name wardd keeps (1 to 64 of A-Z a-z 0-9 _ -)");
+                   "' is not a policy name wardd keeps (1 to 128 of A-Z a-z 0-9 _ . : -, not "
+                   "starting with .)");
   }
   if (b.ir_json().empty()) return Invalid("bundle.ir_json: missing");
   if (RpcStatus s = ParseIr(b.ir_json(), &out->ir); !s.ok()) return s;

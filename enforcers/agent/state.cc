@@ -36,10 +36,12 @@ int64_t ReadPid(int fd) {
 }  // namespace
 
 bool ValidPolicyName(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
+  // A policy name of the language (a word), but never one a folder entry
+  // or a temporary could take: no leading '.'.
+  if (name.empty() || name.size() > 128 || name[0] == '.') return false;
   for (char c : name) {
     const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
+                    c == '_' || c == '-' || c == '.' || c == ':';
     if (!ok) return false;
   }
   return true;

@@ -23,8 +23,9 @@
 
 namespace ward::agent {
 
-// Whether `name` may name a policy in the state folder: 1 to 64 of
-// [A-Za-z0-9_-], so that it is one safe path component.
+// Whether `name` may name a policy in the state folder: 1 to 128 of
+// [A-Za-z0-9_.:-] (the language's words), not starting with '.', so that
+// it is one safe path component.
 bool ValidPolicyName(const std::string& name);
 
 // A commit record.

@@ -258,7 +258,8 @@ TEST_CASE("an invalid bundle is refused naming its field, and changes nothing", 
   const std::vector<Case> cases = {
       {"no policy", [](auto* b) { b->clear_policy(); }, "bundle.policy: missing"},
       {"a path as policy", [](auto* b) { b->set_policy("../x"); },
-       "bundle.policy: '../x' is not a policy name wardd keeps (1 to 64 of A-Z a-z 0-9 _ -)"},
+       "bundle.policy: '../x' is not a policy name wardd keeps (1 to 128 of A-Z a-z 0-9 _ . : -, "
+       "not starting with .)"},
       {"no IR", [](auto* b) { b->clear_ir_json(); }, "bundle.ir_json: missing"},
       {"IR not JSON", [](auto* b) { b->set_ir_json("{\"version\": 1,"); },
        "bundle.ir_json: not valid JSON at line 1, column 15..."},
