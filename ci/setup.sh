@@ -35,6 +35,9 @@ packages=(
   # pulls in neither the compiler nor the plugin; without the plugin
   # find_package(gRPC) fails), and the stock client the tests use
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc python3-grpcio
+  python3-grpc-tools
+  # the transport tests make their CA and certificates with openssl(1)
+  openssl
 )
 
 missing=()

@@ -65,7 +65,9 @@ int RunDiff(const DiffFlags& f) {
 void AddDiffCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<DiffFlags>();
   CLI::App* cmd =
-      app.add_subcommand("diff", "Show the permissions gained and lost between two policies");
+      app.add_subcommand("diff",
+                         "Show the permissions gained and lost between two policies (--host URL "
+                         "FILE: between a policy and what a host's wardd enforces)");
   cmd->add_option("old", f->old_file, "the policy before")->required();
   cmd->add_option("new", f->new_file, "the policy after")->required();
   cmd->add_option("--policy", f->policy, "the policy, when the files hold several (both files)");
