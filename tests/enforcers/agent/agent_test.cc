@@ -306,12 +306,27 @@ TEST_CASE("an invalid bundle is refused naming its field, and changes nothing", 
   CHECK(s.code == agent::RpcStatus::kInvalidArgument);
   CHECK(s.message == "bundle: missing");
 
+  // Valid, but the enforcer cannot apply it (no such cgroup): the previous
+  // generation stays in force, and the state does not move.
+  agent::v1::Bundle elsewhere = MakeBundle(kPolicyB);
+  elsewhere.mutable_scope()->set_cgroup("ward-agent-test-no-such-cgroup");
+  Rehash(&elsewhere);
+  const agent::RpcStatus refused = Apply(*agent, elsewhere, &r);
+  INFO(refused.message);
+  CHECK(refused.code == agent::RpcStatus::kFailedPrecondition);
+  CHECK(refused.message.find("ward-agent-test-no-such-cgroup") != std::string::npos);
+
   // Nothing changed: same generation in the state and in the kernel.
   CHECK(KernelGeneration() == kernel);
   CHECK(KernelHolds() == "A");
   const agent::v1::GetResponse got = GetPolicy(*agent);
   CHECK(got.state().generation() == 1);
   CHECK(got.state().sha256() == good.sha256());
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/intent.agenttest"));
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/bundle.agenttest." + elsewhere.sha256()));
+  // The failure took no generation.
+  REQUIRE(Apply(*agent, MakeBundle(kPolicyB), &r).ok());
+  CHECK(r.generation() == 2);
   agent::v1::RemoveRequest remove;
   remove.set_policy("agenttest");
   agent::v1::RemoveResponse removed;
