@@ -15,6 +15,7 @@
 #include "cli/dns_flags.h"
 #include "cli/load.h"
 #include "compiler/agent_guard.h"
+#include "enforcers/agent/lock.h"
 #include "enforcers/linux/enforcer.h"
 #include "enforcers/run/run.h"  // LiveRun (ListRuns only with the eBPF enforcer)
 #ifdef WARD_HAVE_EBPF
@@ -99,6 +100,20 @@ const char* ScopeKind(enforce::Target::Kind k) {
   return "";
 }
 
+// One writer: while a wardd holds the default state folder, it manages this
+// host's policies, and `ward apply`/`remove` behind its back would be
+// drift it reports (or repairs away). They refuse, saying what to do.
+bool AgentManagesHost(const char* command) {
+  int64_t holder = 0;
+  if (!agent::AgentHolds(agent::kDefaultStateDir, &holder)) return false;
+  std::cerr << "ward " << command << ": wardd"
+            << (holder > 0 ? " (pid " + std::to_string(holder) + ")" : std::string())
+            << " manages this host's policies (it holds " << agent::kDefaultStateDir
+            << "); go through it: ward " << (std::string(command) == "apply" ? "push" : command)
+            << " --host unix://" << ir::kDefaultAgentSocket << " ...; nothing changed\n";
+  return true;
+}
+
 int RunApply(const ApplyFlags& flags) {
   const int scopes = flags.cgroup.has_value() + flags.uid.has_value() + flags.interface.has_value();
   if (scopes != 1) {
@@ -111,6 +126,7 @@ int RunApply(const ApplyFlags& flags) {
   }
   const enforce::NetworkEnforcer* enforcer = Enforcer("apply", flags.target);
   if (!enforcer) return kUsage;
+  if (AgentManagesHost("apply")) return kUsage;
   int exit_code = kOk;
   auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
   if (!loaded) return exit_code;
@@ -193,6 +209,7 @@ int RunApply(const ApplyFlags& flags) {
 int RunRemove(const ApplyFlags& flags) {
   const enforce::NetworkEnforcer* enforcer = Enforcer("remove", flags.target);
   if (!enforcer) return kUsage;
+  if (AgentManagesHost("remove")) return kUsage;
   std::string name;
   if (!flags.file.empty()) {
     int exit_code = kOk;

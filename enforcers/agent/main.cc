@@ -47,6 +47,14 @@ int main(int argc, char** argv) {
     if (u.kind == agent::ListenUrl::kUnix) options.socket_paths.push_back(u.path);
     if (u.kind == agent::ListenUrl::kTcp && u.port != 0) options.tcp_ports.push_back(u.port);
   }
+  // The agent of the host's default state: its listeners are published for
+  // the implicit denies that keep every sandbox away from them, and it
+  // checks the host's `ward run`s (an agent of a folder of its own, a test's
+  // or a benchmark's, leaves other runs alone: the check stops each
+  // workload for a moment to read its filters).
+  const bool publish = std::filesystem::weakly_canonical(options.state_dir) ==
+                       std::filesystem::weakly_canonical(agent::AgentOptions().state_dir);
+  if (publish) options.runs_dir = agent::kDefaultRunsDir;
   std::unique_ptr<agent::Agent> service = agent::Agent::Open(options, &error);
   if (!service) {
     std::cerr << "wardd: " << error << "\n";
@@ -58,10 +66,6 @@ int main(int argc, char** argv) {
     service->Shutdown();
     return 1;
   }
-  // The agent of the host's default state: its listeners are published for
-  // the implicit denies that keep every sandbox away from them.
-  const bool publish = std::filesystem::weakly_canonical(options.state_dir) ==
-                       std::filesystem::weakly_canonical(agent::AgentOptions().state_dir);
   if (publish &&
       !agent::PublishEndpoints(ward::ir::kAgentEndpointsFile, grpc->Endpoints(), &error)) {
     std::cerr << "wardd: " << error << "\n";

@@ -21,6 +21,9 @@
 #include "enforcers/linux/drift.h"
 #include "enforcers/linux/enforcer.h"
 #ifdef WARD_HAVE_EBPF
+#include "enforcers/run/run_check.h"
+#endif
+#ifdef WARD_HAVE_EBPF
 #include "enforcers/linux/ebpf.h"
 #endif
 
@@ -592,6 +595,16 @@ RpcStatus AgentImpl::List(const Caller& caller, const v1::ListRequest&,
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [name, m] : managed_) *response->add_policies() = StateOf(m);
   Unmanaged(response->mutable_unmanaged());
+#ifdef WARD_HAVE_EBPF
+  if (!options_.runs_dir.empty()) {
+    for (const enforce::LiveRun& r : enforce::ListRuns(options_.runs_dir)) {
+      v1::Run* out = response->add_runs();
+      out->set_supervisor(r.supervisor);
+      out->set_policy(r.policy);
+      out->set_cgroup(r.cgroup);
+    }
+  }
+#endif
   return {};
 }
 
@@ -691,6 +704,17 @@ RpcStatus AgentImpl::Check(const Caller& caller, const v1::CheckRequest& request
     *response->add_policies() = std::move(c);
   }
   if (request.policy().empty()) Unmanaged(response->mutable_unmanaged());
+#ifdef WARD_HAVE_EBPF
+  if (request.policy().empty() && !options_.runs_dir.empty()) {
+    for (const enforce::RunCheck& r : enforce::CheckRuns(options_.runs_dir)) {
+      v1::Run* out = response->add_runs();
+      out->set_supervisor(r.supervisor);
+      out->set_policy(r.policy);
+      out->set_cgroup(r.cgroup);
+      out->set_seccomp(r.seccomp);
+    }
+  }
+#endif
   return {};
 }
 

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "enforcers/agent/lock.h"
 #include "ward/agent/v1/agent.pb.h"
 
 namespace ward::agent {
@@ -48,7 +49,13 @@ struct AgentOptions {
   // unix socket paths and TCP listener ports.
   std::vector<std::string> socket_paths;
   std::vector<uint16_t> tcp_ports;
+  // The records of the host's `ward run`s (enforce::RunOptions::state_dir)
+  // that List lists and Check compares (their seccomp filters, byte for
+  // byte); empty: none. wardd sets it for the default state folder only.
+  std::string runs_dir;
 };
+
+inline constexpr char kDefaultRunsDir[] = "/run/ward/runs";
 
 class Subscription {
  public:
@@ -80,9 +87,5 @@ class Agent {
   // Ends every subscription and background thread; then the object may go.
   virtual void Shutdown() = 0;
 };
-
-// Whether an agent holds the lock of `state_dir` now (`ward apply` refuses
-// to work behind its back); *holder: its pid when known.
-bool AgentHolds(const std::string& state_dir, int64_t* holder);
 
 }  // namespace ward::agent

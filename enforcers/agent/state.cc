@@ -13,25 +13,17 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "enforcers/agent/lock.h"
 #include "enforcers/agent/service.h"
 #include "enforcers/linux/files.h"
 
 namespace ward::agent {
 namespace {
 
-constexpr const char* kLockFile = "wardd.lock";
-
 std::string BundleFile(const std::string& policy, const std::string& sha256) {
   return "bundle." + policy + "." + sha256;
 }
 
-// The pid a lock file holds, or 0.
-int64_t ReadPid(int fd) {
-  char buf[32] = {};
-  const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  if (n <= 0) return 0;
-  return std::strtoll(buf, nullptr, 10);
-}
 
 }  // namespace
 
@@ -70,43 +62,25 @@ std::unique_ptr<State> State::Open(const std::string& dir, std::string* error) {
   s->dir_ = dir;
   s->dir_fd_ = enforce::OpenStateDir(dir, error);
   if (s->dir_fd_ < 0) return nullptr;
-  s->lock_fd_ = enforce::OpenStateFile(s->dir_fd_, kLockFile, O_RDWR | O_CREAT, error);
+  s->lock_fd_ = enforce::OpenStateFile(s->dir_fd_, kAgentLockFile, O_RDWR | O_CREAT, error);
   if (s->lock_fd_ < 0) return nullptr;
   if (flock(s->lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     if (errno == EWOULDBLOCK) {
-      const int64_t pid = ReadPid(s->lock_fd_);
+      const int64_t pid = ReadLockPid(s->lock_fd_);
       *error = dir + " is held by another wardd" +
                (pid > 0 ? " (pid " + std::to_string(pid) + ")" : std::string());
     } else {
-      *error = dir + "/" + kLockFile + ": " + std::strerror(errno);
+      *error = dir + "/" + kAgentLockFile + ": " + std::strerror(errno);
     }
     return nullptr;
   }
   const std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(s->lock_fd_, 0) != 0 ||
       pwrite(s->lock_fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
-    *error = dir + "/" + kLockFile + ": " + std::strerror(errno);
+    *error = dir + "/" + kAgentLockFile + ": " + std::strerror(errno);
     return nullptr;
   }
   return s;
-}
-
-bool AgentHolds(const std::string& state_dir, int64_t* holder) {
-  *holder = 0;
-  const int dfd = open(state_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0) return false;
-  const int fd = openat(dfd, kLockFile, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  close(dfd);
-  if (fd < 0) return false;
-  bool held = false;
-  if (flock(fd, LOCK_SH | LOCK_NB) != 0) {
-    held = errno == EWOULDBLOCK;
-    if (held) *holder = ReadPid(fd);
-  } else {
-    flock(fd, LOCK_UN);
-  }
-  close(fd);
-  return held;
 }
 
 bool State::ReadFile(const std::string& name, std::string* out, std::string* error) const {
