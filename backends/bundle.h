@@ -49,7 +49,8 @@ struct Manifest {
   std::string ir_sha256;
   std::vector<std::string> targets;
   std::vector<ManifestEntry> artifacts;
-  std::map<std::string, std::vector<std::string>> coverage;  // section -> targets; empty: unenforced
+  // section -> the targets that enforce it; empty: unenforced
+  std::map<std::string, std::vector<std::string>> coverage;
 };
 std::optional<Manifest> ReadManifest(const std::string& bytes, std::string* error);
 // Checks that the manifest belongs to `bundle`: same policy, its ir_sha256
