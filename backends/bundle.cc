@@ -240,8 +240,8 @@ bool CrossCheck(const Bundle& bundle, std::string* error) {
     return false;
   }
   if (m->artifacts.size() != bundle.artifacts.size()) {
-    *error = "manifest: lists " + std::to_string(m->artifacts.size()) + " artifacts, the bundle has " +
-             std::to_string(bundle.artifacts.size());
+    *error = "manifest: lists " + std::to_string(m->artifacts.size()) +
+             " artifacts, the bundle has " + std::to_string(bundle.artifacts.size());
     return false;
   }
   std::map<std::string, const ManifestEntry*> listed;

@@ -23,9 +23,9 @@ struct BundleArtifact {
 };
 
 struct Bundle {
-  std::string policy;   // the IR's name
-  std::string ir_json;  // ir::ToJson(...).dump(), as `ward ir` prints it
-  std::string manifest;  // manifest.json's bytes
+  std::string policy;                     // the IR's name
+  std::string ir_json;                    // ir::ToJson(...).dump(), as `ward ir` prints it
+  std::string manifest;                   // manifest.json's bytes
   std::vector<BundleArtifact> artifacts;  // sorted by path
 };
 

@@ -384,7 +384,8 @@ void AddApplyCommand(CLI::App& app, int* exit_code) {
 void AddRemoveCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<ApplyFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "remove", "Take a policy's enforcement away from this host (--host URL: from a host's wardd)");
+      "remove",
+      "Take a policy's enforcement away from this host (--host URL: from a host's wardd)");
   cmd->add_option("file", f->file, "policy file (or --policy NAME alone)");
   cmd->add_option("--policy", f->policy, "the policy's name");
   AddTargetOption(cmd, f.get());
@@ -395,7 +396,8 @@ void AddRemoveCommand(CLI::App& app, int* exit_code) {
 void AddStatusCommand(CLI::App& app, int* exit_code) {
   auto f = std::make_shared<ApplyFlags>();
   f->target.clear();
-  CLI::App* cmd = app.add_subcommand("status", "What this host enforces (--host URL: what a host's wardd does)");
+  CLI::App* cmd = app.add_subcommand(
+      "status", "What this host enforces (--host URL: what a host's wardd does)");
   AddTargetOption(cmd, f.get());
   cmd->add_option("--format", f->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));

@@ -80,5 +80,4 @@ bool DiffFails(const ir::DiffResult& result, const std::string& fail_on) {
   });
 }
 
-
 }  // namespace ward::cli

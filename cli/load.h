@@ -13,8 +13,8 @@
 
 namespace ward::cli {
 
-using ir::LoadedPolicy;
 using backend::Sha256;
+using ir::LoadedPolicy;
 
 // Returns nullptr after printing why (diagnostics or a usage error);
 // `*exit_code` is then kFound (policy errors) or kUsage.

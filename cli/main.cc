@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
   ward::cli::AddRunCommand(app, &exit_code);
   // ward-remote's commands, listed here for `ward --help` (IsRemote hands
   // them over before this parser runs).
-  app.add_subcommand("push", "Send a policy to a host's wardd, which enforces it (ward push --help)");
+  app.add_subcommand("push",
+                     "Send a policy to a host's wardd, which enforces it (ward push --help)");
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

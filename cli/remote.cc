@@ -94,8 +94,8 @@ int RunPush(const RemoteFlags& f) {
   // the agent's (B3005 would say so at every push): only errors are shown.
   backend::Bundle bundle;
   DiagnosticSink sink;
-  const bool compiled = backend::CompileBundle(loaded->ir, loaded->sources, {backend}, false, {},
-                                               sink, &bundle);
+  const bool compiled =
+      backend::CompileBundle(loaded->ir, loaded->sources, {backend}, false, {}, sink, &bundle);
   DiagnosticSink shown;
   for (const Diagnostic& d : sink.diagnostics()) {
     if (d.code != Code::kUnenforcedSection) shown.Report(d);
@@ -145,8 +145,7 @@ int RunPush(const RemoteFlags& f) {
   for (const std::string& w : response.warnings()) std::cerr << w << "\n";
   std::cout << (response.changed() ? "applied " : "unchanged ") << bundle.policy << " on "
             << f.host.url << " with " << f.target << " to " << ScopeText(b->scope())
-            << ": generation " << response.generation() << ", sha256 " << response.sha256()
-            << "\n";
+            << ": generation " << response.generation() << ", sha256 " << response.sha256() << "\n";
   return kOk;
 }
 
@@ -196,12 +195,9 @@ int RunRemoteStatus(const RemoteFlags& f) {
   if (f.output.format == "json") {
     nlohmann::ordered_json policies = nlohmann::ordered_json::array();
     for (const v1::PolicyState& p : list.policies()) {
-      nlohmann::ordered_json j = {{"policy", p.policy()},
-                                  {"enforcer", p.enforcer()},
-                                  {"generation", p.generation()},
-                                  {"scope", ScopeText(p.scope())},
-                                  {"sha256", p.sha256()},
-                                  {"applied_at", p.applied_at()}};
+      nlohmann::ordered_json j = {{"policy", p.policy()},         {"enforcer", p.enforcer()},
+                                  {"generation", p.generation()}, {"scope", ScopeText(p.scope())},
+                                  {"sha256", p.sha256()},         {"applied_at", p.applied_at()}};
       auto it = checks.find(p.policy());
       if (it != checks.end()) {
         j["in_sync"] = it->second->in_sync();
@@ -246,7 +242,8 @@ int RunRemoteStatus(const RemoteFlags& f) {
     if (it == checks.end()) continue;
     for (const v1::Change& c : it->second->gained()) std::cout << "  gained: " << c.line() << "\n";
     for (const v1::Change& c : it->second->lost()) std::cout << "  lost: " << c.line() << "\n";
-    for (const v1::Change& c : it->second->changed()) std::cout << "  changed: " << c.line() << "\n";
+    for (const v1::Change& c : it->second->changed())
+      std::cout << "  changed: " << c.line() << "\n";
     for (const std::string& u : it->second->unknown()) std::cout << "  unknown: " << u << "\n";
   }
   for (const v1::Unmanaged& u : check.unmanaged()) {

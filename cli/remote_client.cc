@@ -19,24 +19,42 @@ constexpr auto kDeadline = std::chrono::seconds(60);
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
-    case grpc::OK: return "OK";
-    case grpc::CANCELLED: return "CANCELLED";
-    case grpc::UNKNOWN: return "UNKNOWN";
-    case grpc::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::NOT_FOUND: return "NOT_FOUND";
-    case grpc::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::ABORTED: return "ABORTED";
-    case grpc::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::INTERNAL: return "INTERNAL";
-    case grpc::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::DATA_LOSS: return "DATA_LOSS";
-    case grpc::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    default: return "UNKNOWN";
+    case grpc::OK:
+      return "OK";
+    case grpc::CANCELLED:
+      return "CANCELLED";
+    case grpc::UNKNOWN:
+      return "UNKNOWN";
+    case grpc::INVALID_ARGUMENT:
+      return "INVALID_ARGUMENT";
+    case grpc::DEADLINE_EXCEEDED:
+      return "DEADLINE_EXCEEDED";
+    case grpc::NOT_FOUND:
+      return "NOT_FOUND";
+    case grpc::ALREADY_EXISTS:
+      return "ALREADY_EXISTS";
+    case grpc::PERMISSION_DENIED:
+      return "PERMISSION_DENIED";
+    case grpc::RESOURCE_EXHAUSTED:
+      return "RESOURCE_EXHAUSTED";
+    case grpc::FAILED_PRECONDITION:
+      return "FAILED_PRECONDITION";
+    case grpc::ABORTED:
+      return "ABORTED";
+    case grpc::OUT_OF_RANGE:
+      return "OUT_OF_RANGE";
+    case grpc::UNIMPLEMENTED:
+      return "UNIMPLEMENTED";
+    case grpc::INTERNAL:
+      return "INTERNAL";
+    case grpc::UNAVAILABLE:
+      return "UNAVAILABLE";
+    case grpc::DATA_LOSS:
+      return "DATA_LOSS";
+    case grpc::UNAUTHENTICATED:
+      return "UNAUTHENTICATED";
+    default:
+      return "UNKNOWN";
   }
 }
 
@@ -99,7 +117,8 @@ std::unique_ptr<RemoteAgent> RemoteAgent::Open(const RemoteTarget& target, std::
   if (url.rfind("unix://", 0) == 0) {
     const std::string path = url.substr(7);
     if (path.empty() || path[0] != '/') {
-      *error = "--host " + url + ": a unix URL names an absolute path (unix:///run/ward/agent/agent.sock)";
+      *error = "--host " + url +
+               ": a unix URL names an absolute path (unix:///run/ward/agent/agent.sock)";
       return nullptr;
     }
     return std::make_unique<GrpcAgent>(

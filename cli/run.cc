@@ -12,9 +12,9 @@
 #include "cli/dns_flags.h"
 #include "cli/load.h"
 #include "cli/programs.h"
-#include "enforcers/run/run_cache.h"
 #include "cli/run_exec.h"
 #include "enforcers/run/run.h"
+#include "enforcers/run/run_cache.h"
 
 namespace ward::cli {
 namespace {
@@ -42,9 +42,10 @@ int RunRun(const RunFlags& flags) {
   // cache prepares the plan again and prints them the same.)
   auto prepared = [&](const enforce::RunPlan& plan) {
     if (!store) return;
-    const std::string key = enforce::RunCacheKey(flags.file, flags.policy, flags.std_dir, ProgramsKey());
-    enforce::WriteRunCache(enforce::RunCacheEntry(defaults.run_cache_dir, key), key, *loaded, policy_hash,
-                  enforce::PlannedFilter(plan), enforce::PlannedGuard(plan));
+    const std::string key =
+        enforce::RunCacheKey(flags.file, flags.policy, flags.std_dir, ProgramsKey());
+    enforce::WriteRunCache(enforce::RunCacheEntry(defaults.run_cache_dir, key), key, *loaded,
+                           policy_hash, enforce::PlannedFilter(plan), enforce::PlannedGuard(plan));
   };
   return Run(flags, loaded->ir, loaded->sources, policy_hash, std::nullopt, std::nullopt,
              loaded->sink, "compiled now", prepared);

@@ -115,17 +115,20 @@ int RunFromCache(int argc, char** argv) {
   if (!have_file || i + 1 >= argc) return -1;
   for (++i; i < argc; ++i) flags.command.emplace_back(argv[i]);
   const enforce::RunOptions defaults;
-  const std::string key = enforce::RunCacheKey(flags.file, flags.policy, flags.std_dir, ProgramsKey());
+  const std::string key =
+      enforce::RunCacheKey(flags.file, flags.policy, flags.std_dir, ProgramsKey());
   const std::string entry = enforce::RunCacheEntry(defaults.run_cache_dir, key);
   enforce::RunTrace("key");
   std::optional<enforce::CachedPolicy> cached = enforce::ReadRunCache(entry, key);
   enforce::RunTrace("cache read");
   if (!cached) return -1;
   DiagnosticSink sink;
-  return Run(flags, std::move(cached->ir), cached->sources, cached->policy_hash, cached->filter, cached->guard,
-             sink, "from the run cache " + entry, nullptr);
+  return Run(flags, std::move(cached->ir), cached->sources, cached->policy_hash, cached->filter,
+             cached->guard, sink, "from the run cache " + entry, nullptr);
 }
 
-std::string ProgramsKey() { return std::string("ward ") + WARD_VERSION + "\nexe " + ProgramsIdentity(); }
+std::string ProgramsKey() {
+  return std::string("ward ") + WARD_VERSION + "\nexe " + ProgramsIdentity();
+}
 
 }  // namespace ward::cli

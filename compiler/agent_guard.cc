@@ -35,9 +35,8 @@ void Subtract(std::vector<Piece<A>>& pieces, Range<A> r, const NetDecision& what
     }
     if (p.range.lo < r.lo) Push(out, Piece<A>{{p.range.lo, r.lo - 1}, p.decision, p.denied});
     const A lo = std::max(p.range.lo, r.lo), hi = std::min(p.range.hi, r.hi);
-    Push(out, Piece<A>{{lo, hi},
-                       p.decision.Minus(what),
-                       p.denied.Union(what.Intersect(domain_allows))});
+    Push(out,
+         Piece<A>{{lo, hi}, p.decision.Minus(what), p.denied.Union(what.Intersect(domain_allows))});
     if (p.range.hi > r.hi) Push(out, Piece<A>{{r.hi + 1, p.range.hi}, p.decision, p.denied});
   }
   pieces = std::move(out);
@@ -59,8 +58,10 @@ void Deny(Partition& p, const IpPrefix& prefix, const NetDecision& what,
     return;
   }
   const Range<V6> r = V6Range(prefix);
-  if (r.lo < kMapped.lo) Subtract(p.v6, {r.lo, std::min(r.hi, kMapped.lo - 1)}, what, domain_allows);
-  if (r.hi > kMapped.hi) Subtract(p.v6, {std::max(r.lo, kMapped.hi + 1), r.hi}, what, domain_allows);
+  if (r.lo < kMapped.lo)
+    Subtract(p.v6, {r.lo, std::min(r.hi, kMapped.lo - 1)}, what, domain_allows);
+  if (r.hi > kMapped.hi)
+    Subtract(p.v6, {std::max(r.lo, kMapped.hi + 1), r.hi}, what, domain_allows);
   const V6 lo = std::max(r.lo, kMapped.lo), hi = std::min(r.hi, kMapped.hi);
   if (lo <= hi) Subtract(p.v4, {static_cast<V4>(lo), static_cast<V4>(hi)}, what, domain_allows);
 }
@@ -86,8 +87,8 @@ AgentEndpoints DefaultAgentEndpoints() {
 std::string EndpointsToJson(const AgentEndpoints& endpoints) {
   nlohmann::ordered_json tcp = nlohmann::ordered_json::array();
   for (const auto& t : endpoints.tcp) tcp.push_back({{"address", t.address}, {"port", t.port}});
-  return nlohmann::ordered_json{{"version", 1}, {"unix", endpoints.unix_paths}, {"tcp", tcp}}
-             .dump(2) +
+  return nlohmann::ordered_json{{"version", 1}, {"unix", endpoints.unix_paths}, {"tcp", tcp}}.dump(
+             2) +
          "\n";
 }
 
@@ -173,7 +174,8 @@ bool GuardAgentEndpoints(Policy* policy, const AgentEndpoints& endpoints, std::s
     net.unix_rules.push_back({false, false, path, Span{}, why});
   }
   NetDecision domain_allows;
-  for (const auto& [name, entry] : net.egress_domains) domain_allows = domain_allows.Union(entry.allow);
+  for (const auto& [name, entry] : net.egress_domains)
+    domain_allows = domain_allows.Union(entry.allow);
   for (const AgentEndpoints::Tcp& t : endpoints.tcp) {
     std::string why_not;
     std::optional<IpPrefix> address = ParseIpOrCidr(t.address, &why_not);

@@ -19,8 +19,8 @@ std::unique_ptr<LoadedPolicy> LoadPolicyFile(const std::string& file,
   options.std_dir = std_dir;
   loaded->program = RunFrontend({file}, options, loaded->sources, loaded->sink);
   if (loaded->sink.has_errors()) {
-    *status = loaded->program.std_syscalls == kNoFile ? LoadStatus::kNoStdlib
-                                                       : LoadStatus::kPolicyErrors;
+    *status =
+        loaded->program.std_syscalls == kNoFile ? LoadStatus::kNoStdlib : LoadStatus::kPolicyErrors;
     return loaded;
   }
   std::vector<const ast::Policy*> chosen = SelectPolicies(loaded->program, policy, error);

@@ -21,10 +21,10 @@ struct LoadedPolicy {
 
 enum class LoadStatus {
   kOk,
-  kNoFile,          // the file is not there (*error says so)
-  kNoStdlib,        // the standard library is missing: a setup problem (in sink)
-  kPolicyErrors,    // the front end or the lowering reported errors (in sink)
-  kNoSuchPolicy,    // the file holds no policy of that name, or several (*error)
+  kNoFile,        // the file is not there (*error says so)
+  kNoStdlib,      // the standard library is missing: a setup problem (in sink)
+  kPolicyErrors,  // the front end or the lowering reported errors (in sink)
+  kNoSuchPolicy,  // the file holds no policy of that name, or several (*error)
 };
 
 // Loads `file`, picks `policy` (or the file's only one) and lowers it. The

@@ -267,7 +267,8 @@ NetRules LowerNetwork(const std::vector<const ast::NetworkSection*>& sections) {
       Direction dir =
           r.direction == ast::Direction::kEgress ? Direction::kEgress : Direction::kIngress;
       NetDecision what = WhatRuleNames(r);
-      for (const ast::Peer& peer : r.peers) ir.rules.push_back({dir, r.allow, what, peer, r.span, {}});
+      for (const ast::Peer& peer : r.peers)
+        ir.rules.push_back({dir, r.allow, what, peer, r.span, {}});
     }
   }
   // Unix and netlink denies override grants, whatever the order.

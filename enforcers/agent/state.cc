@@ -24,7 +24,6 @@ std::string BundleFile(const std::string& policy, const std::string& sha256) {
   return "bundle." + policy + "." + sha256;
 }
 
-
 }  // namespace
 
 bool ValidPolicyName(const std::string& name) {

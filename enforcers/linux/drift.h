@@ -66,8 +66,8 @@ bool ReadLive(const ir::Policy& desired, const Target& target, std::string_view 
 
 // The two halves ReadLive dispatches to (drift.cc): linux/nftables_live.cc
 // and linux/ebpf_live.cc.
-bool ReadLiveNftables(const ir::Policy& desired, const Target& target,
-                      const ApplyOptions& options, LiveState* out, std::string* error);
+bool ReadLiveNftables(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
+                      LiveState* out, std::string* error);
 bool ReadLiveEbpf(const ir::Policy& desired, const Target& target, const ApplyOptions& options,
                   LiveState* out, std::string* error);
 

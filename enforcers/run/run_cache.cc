@@ -164,9 +164,9 @@ std::string RunCacheKey(const std::string& file, const std::optional<std::string
   char* real = realpath(file.c_str(), nullptr);
   if (!real) return "";
   const char* env_std = std::getenv("WARD_STD");
-  std::string key = std::string("ward run cache ") + std::to_string(kFormat) + "\n" + programs + "\nfile " + real + "\npolicy " +
-                    (policy ? "=" + *policy : "-") + "\nstd " + std_dir + "\nWARD_STD " +
-                    (env_std ? env_std : "") + "\n";
+  std::string key = std::string("ward run cache ") + std::to_string(kFormat) + "\n" + programs +
+                    "\nfile " + real + "\npolicy " + (policy ? "=" + *policy : "-") + "\nstd " +
+                    std_dir + "\nWARD_STD " + (env_std ? env_std : "") + "\n";
   free(real);
   return key;
 }

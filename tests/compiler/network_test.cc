@@ -528,7 +528,6 @@ TEST_CASE("property: awkward pairs, across extends and lists, decide as both ref
   CHECK(allowed > probes / 20);
 }
 
-
 // wardd's listeners (compiler/agent_guard.h): the implicit deny decides as
 // a `deny tcp to ADDRESS port PORT` rule appended to the policy would, by
 // the generator's reference, on the awkward cases; a wildcard listener as
@@ -621,7 +620,8 @@ TEST_CASE("the agent guard withdraws the agent's socket and names its rules in e
   ir::Explanation unix = ir::ExplainUnix(policy, "/run/ward/agent/agent.sock");
   CHECK(unix.decision == "deny");
   CHECK(unix.rules.empty());  // the source's allow is overridden, not cited
-  CHECK(unix.implicit == std::vector<std::string>{"wardd listens on unix:///run/ward/agent/agent.sock"});
+  CHECK(unix.implicit ==
+        std::vector<std::string>{"wardd listens on unix:///run/ward/agent/agent.sock"});
   CHECK_FALSE(unix.by_default());
 
   ir::FlowQuery q;
@@ -648,13 +648,13 @@ TEST_CASE("the agent guard withdraws the agent's socket and names its rules in e
   // A domain grant does not reach the listener either, wherever its name
   // resolves.
   IpPrefix lo = *ParseIpOrCidr("127.0.0.1", &error);
-  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp,
-                                        "a.example.com", &lo, 7443));
+  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "a.example.com",
+                                        &lo, 7443));
   IpPrefix other = *ParseIpOrCidr("10.0.0.1", &error);
   CHECK(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "a.example.com",
                                   &other, 7443));
-  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp,
-                                        "a.example.com", &other, 7444));
+  CHECK_FALSE(policy.network.DecideName(ir::Direction::kEgress, ir::Protocol::kTcp, "a.example.com",
+                                        &other, 7444));
 }
 
 TEST_CASE("the agent's endpoints file reads back, and refuses what is not one") {
@@ -668,10 +668,13 @@ TEST_CASE("the agent's endpoints file reads back, and refuses what is not one") 
   CHECK(*back == e);
   CHECK_FALSE(ir::EndpointsFromJson("{}", &error));
   CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "unix": ["relative"]})", &error));
-  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "x", "port": 1}]})", &error));
+  CHECK_FALSE(
+      ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "x", "port": 1}]})", &error));
   CHECK(error == "\"tcp\": 'x' is not an IP address");
-  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 0}]})", &error));
-  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 70000}]})", &error));
+  CHECK_FALSE(
+      ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 0}]})", &error));
+  CHECK_FALSE(ir::EndpointsFromJson(R"({"version": 1, "tcp": [{"address": "::", "port": 70000}]})",
+                                    &error));
 }
 
 }  // namespace ward::test
