@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "cli/dns_flags.h"
+#include "cli/scope_flags.h"
 #include "cli/load.h"
 #include "compiler/agent_guard.h"
 #include "enforcers/agent/lock.h"
@@ -30,9 +31,7 @@ struct ApplyFlags {
   std::optional<std::string> policy;
   std::string std_dir;
   std::string target = "nftables";
-  std::optional<std::string> cgroup;
-  std::optional<int64_t> uid;
-  std::optional<std::string> interface;
+  ScopeFlags scope;
   OutputFlags output;
   // Domain grants (apply): keep resolving in the foreground; the resolver.
   bool refresh = false;
@@ -115,15 +114,7 @@ bool AgentManagesHost(const char* command) {
 }
 
 int RunApply(const ApplyFlags& flags) {
-  const int scopes = flags.cgroup.has_value() + flags.uid.has_value() + flags.interface.has_value();
-  if (scopes != 1) {
-    std::cerr << "ward apply: name exactly one scope: --cgroup PATH, --uid UID or --interface IF\n";
-    return kUsage;
-  }
-  if (flags.uid && (*flags.uid < 0 || *flags.uid > 0xfffffffeLL)) {
-    std::cerr << "ward apply: --uid " << *flags.uid << " is not a user id\n";
-    return kUsage;
-  }
+  if (!CheckScopeFlags("apply", flags.scope)) return kUsage;
   const enforce::NetworkEnforcer* enforcer = Enforcer("apply", flags.target);
   if (!enforcer) return kUsage;
   if (AgentManagesHost("apply")) return kUsage;
@@ -132,15 +123,15 @@ int RunApply(const ApplyFlags& flags) {
   if (!loaded) return exit_code;
 
   enforce::Target target;
-  if (flags.cgroup) {
+  if (flags.scope.cgroup) {
     target.kind = enforce::Target::Kind::kCgroup;
-    target.cgroup = *flags.cgroup;
-  } else if (flags.uid) {
+    target.cgroup = *flags.scope.cgroup;
+  } else if (flags.scope.uid) {
     target.kind = enforce::Target::Kind::kUid;
-    target.uid = static_cast<uint32_t>(*flags.uid);
+    target.uid = static_cast<uint32_t>(*flags.scope.uid);
   } else {
     target.kind = enforce::Target::Kind::kInterface;
-    target.interface = *flags.interface;
+    target.interface = *flags.scope.interface;
   }
   enforce::ApplyOptions options;
   options.dns = flags.dns;
@@ -367,9 +358,7 @@ void AddApplyCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("apply", "Enforce a policy's network section on this host");
   cmd->add_option("file", f->file, "policy file")->required();
   cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
-  cmd->add_option("--cgroup", f->cgroup, "a cgroup v2 (absolute, or relative to the v2 mount)");
-  cmd->add_option("--uid", f->uid, "a user id (its sockets)");
-  cmd->add_option("--interface", f->interface, "an interface, such as a VM's tap");
+  AddScopeFlags(cmd, &f->scope);
   AddTargetOption(cmd, f.get());
   cmd->add_option("--std", f->std_dir, "standard library folder");
   cmd->add_option("--color", f->output.color, "colour: auto, always or never")

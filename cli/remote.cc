@@ -19,6 +19,7 @@
 #include "cli/load.h"
 #include "cli/output.h"
 #include "cli/remote_client.h"
+#include "cli/scope_flags.h"
 #include "compiler/diff.h"
 #include "compiler/ir_json.h"
 
@@ -31,9 +32,7 @@ struct RemoteFlags {
   std::optional<std::string> policy;
   std::string std_dir;
   std::string target = "nftables";
-  std::optional<std::string> cgroup;
-  std::optional<int64_t> uid;
-  std::optional<std::string> interface;
+  ScopeFlags scope;
   std::string fail_on;
   OutputFlags output;
 };
@@ -66,15 +65,7 @@ std::string ScopeText(const v1::Scope& s) {
 }
 
 int RunPush(const RemoteFlags& f) {
-  const int scopes = f.cgroup.has_value() + f.uid.has_value() + f.interface.has_value();
-  if (scopes != 1) {
-    std::cerr << "ward push: name exactly one scope: --cgroup PATH, --uid UID or --interface IF\n";
-    return kUsage;
-  }
-  if (f.uid && (*f.uid < 0 || *f.uid > 0xfffffffeLL)) {
-    std::cerr << "ward push: --uid " << *f.uid << " is not a user id\n";
-    return kUsage;
-  }
+  if (!CheckScopeFlags("push", f.scope)) return kUsage;
   if (f.target != "nftables" && f.target != "ebpf") {
     std::cerr << "ward push: unknown enforcer '" << f.target << "'; known: nftables ebpf\n";
     return kUsage;
@@ -121,18 +112,18 @@ int RunPush(const RemoteFlags& f) {
     out->set_bytes(a.bytes);
   }
   std::string kind, value;
-  if (f.cgroup) {
-    b->mutable_scope()->set_cgroup(*f.cgroup);
+  if (f.scope.cgroup) {
+    b->mutable_scope()->set_cgroup(*f.scope.cgroup);
     kind = "cgroup";
-    value = *f.cgroup;
-  } else if (f.uid) {
-    b->mutable_scope()->set_uid(static_cast<uint32_t>(*f.uid));
+    value = *f.scope.cgroup;
+  } else if (f.scope.uid) {
+    b->mutable_scope()->set_uid(static_cast<uint32_t>(*f.scope.uid));
     kind = "uid";
-    value = std::to_string(*f.uid);
+    value = std::to_string(*f.scope.uid);
   } else {
-    b->mutable_scope()->set_interface(*f.interface);
+    b->mutable_scope()->set_interface(*f.scope.interface);
     kind = "interface";
-    value = *f.interface;
+    value = *f.scope.interface;
   }
   b->set_enforcer(f.target);
   b->set_sha256(backend::BundleHash(bundle, kind, value, f.target));
@@ -332,9 +323,7 @@ int main(int argc, char** argv) {
   cmd->add_option("file", push->file, "policy file")->required();
   cmd->add_option("--policy", push->policy, "the policy, when the file holds several");
   cmd->add_option("-t,--target", push->target, "the enforcer: nftables or ebpf");
-  cmd->add_option("--cgroup", push->cgroup, "a cgroup v2 (absolute, or relative to the v2 mount)");
-  cmd->add_option("--uid", push->uid, "a user id (its sockets)");
-  cmd->add_option("--interface", push->interface, "an interface, such as a VM's tap");
+  AddScopeFlags(cmd, &push->scope);
   cmd->add_option("--std", push->std_dir, "standard library folder");
   cmd->callback([push, &exit_code] { exit_code = RunPush(*push); });
 
