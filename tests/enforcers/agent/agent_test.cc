@@ -790,8 +790,8 @@ TEST_CASE("crash matrix: a kill -9 at every point of an apply leaves the old or 
   }
 }
 
-// 50 random moments (the issue asks for 100: 50 keep the whole program near
-// 30 s under ASan on a shared 2-core box; WARD_CRASH_ROUNDS=100 runs them).
+// 100 random moments, as the issue asks (WARD_CRASH_ROUNDS=N for more or
+// fewer; the whole program takes ~45 s under ASan on a shared 2-core box).
 TEST_CASE("crash matrix: kill -9 at random moments of applies", "[root]") {
   TestNetns ns;
   StateDir dir;
@@ -802,7 +802,7 @@ TEST_CASE("crash matrix: kill -9 at random moments of applies", "[root]") {
     REQUIRE(Apply(*agent, a_bundle, &r).ok());
   }
   const char* rounds_env = std::getenv("WARD_CRASH_ROUNDS");
-  const int rounds = rounds_env ? std::atoi(rounds_env) : 50;
+  const int rounds = rounds_env ? std::atoi(rounds_env) : 100;
   const uint32_t seed = std::random_device{}();
   INFO("seed " << seed);
   std::mt19937 rng(seed);
