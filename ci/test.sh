@@ -14,7 +14,7 @@ jobs=$(nproc)
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$jobs"
 cmake --preset fuzz >/dev/null
-cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend ward_fuzz_import
+cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend ward_fuzz_import ward_fuzz_bundle
 
 logs=$(mktemp -d)
 status=0

@@ -411,10 +411,10 @@ bool BuildTerminalGuard(const GuardOptions& options, std::string* bpf, std::stri
       add(SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffULL, family));
     }
     if (nr == SCMP_SYS(socketpair)) {
-      add(SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK));
+      add(SCMP_ACT_ERRNO(EAFNOSUPPORT), nr, 1, SCMP_A0(SCMP_CMP_GT, AF_NETLINK, 0));
     }
   }
-  add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_PACKET));
+  add(SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GT, AF_PACKET, 0));
   // Packet sockets see and forge every frame of the host's interfaces; the
   // language never grants them. (Compared on all 64 bits, as netlink
   // below: with upper bits set the family is above AF_PACKET, refused by
