@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,6 +47,10 @@ void Must(bool ok, const std::string& what) {
 // Serves `ports` until killed; writes one byte to `ready` (when >= 0) once
 // every socket is bound.
 [[noreturn]] void Serve(int ready, const std::vector<uint16_t>& ports) {
+  // Dies with the test: a test that aborts (a sanitizer report, a failed
+  // REQUIRE in a destructor) must not leave its server holding ctest's
+  // output pipe, which hangs the suite until the test's timeout.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   std::vector<pollfd> fds;
   std::map<int, int> kind;  // fd -> 0 tcp listener, 1 udp, 2 tcp connection
   for (uint16_t port : ports) {

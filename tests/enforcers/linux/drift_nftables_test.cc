@@ -451,7 +451,8 @@ TEST_CASE("drift nftables: random policies read back as their IR", "[root]") {
     std::string text, error;
     REQUIRE(enforce::RunNft("list table inet ward_drift", false, true, &text, &error));
     std::vector<std::pair<std::string, uint64_t>> lookups;
-    for (const auto& item : nlohmann::json::parse(text)["nftables"]) {
+    const nlohmann::json listing = nlohmann::json::parse(text);  // outlives the loop
+    for (const auto& item : listing["nftables"]) {
       if (!item.contains("rule")) continue;
       const std::string chain = item["rule"]["chain"];
       if ((chain == "egress" || chain == "ingress") &&
