@@ -176,6 +176,7 @@ bool GuardAgentEndpoints(Policy* policy, const AgentEndpoints& endpoints, std::s
   NetDecision domain_allows;
   for (const auto& [name, entry] : net.egress_domains)
     domain_allows = domain_allows.Union(entry.allow);
+  bool added = false;
   for (const AgentEndpoints::Tcp& t : endpoints.tcp) {
     std::string why_not;
     std::optional<IpPrefix> address = ParseIpOrCidr(t.address, &why_not);
@@ -203,8 +204,11 @@ bool GuardAgentEndpoints(Policy* policy, const AgentEndpoints& endpoints, std::s
     for (const ast::Peer& peer : peers) {
       net.rules.push_back({Direction::kEgress, false, what, peer, Span{}, why});
     }
+    added = true;
   }
-  net.BuildIndex();
+  // (Only address rules are indexed: ward run's common case, the default
+  // socket alone, costs no rebuild.)
+  if (added) net.BuildIndex();
   return true;
 }
 
