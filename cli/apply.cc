@@ -13,8 +13,8 @@
 
 #include "cli/commands.h"
 #include "cli/dns_flags.h"
-#include "cli/scope_flags.h"
 #include "cli/load.h"
+#include "cli/scope_flags.h"
 #include "compiler/agent_guard.h"
 #include "enforcers/agent/lock.h"
 #include "enforcers/linux/enforcer.h"

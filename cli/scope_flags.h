@@ -25,8 +25,7 @@ inline void AddScopeFlags(CLI::App* cmd, ScopeFlags* scope) {
 // False, after saying why on stderr, unless exactly one scope names
 // something that can be one.
 inline bool CheckScopeFlags(const char* command, const ScopeFlags& scope) {
-  const int scopes =
-      scope.cgroup.has_value() + scope.uid.has_value() + scope.interface.has_value();
+  const int scopes = scope.cgroup.has_value() + scope.uid.has_value() + scope.interface.has_value();
   if (scopes != 1) {
     std::cerr << "ward " << command
               << ": name exactly one scope: --cgroup PATH, --uid UID or --interface IF\n";
