@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "backends/signing.h"
 #include "compiler/agent_guard.h"
 #include "enforcers/agent/server.h"
 
@@ -28,7 +29,37 @@ int main(int argc, char** argv) {
   app.add_option("--roles", server.roles_file, "YAML: operator: [...], reader: [...] identities");
   app.add_option("--reader-group", server.reader_group, "a group whose members may read");
   app.add_flag("--repair", options.repair, "repair drift found while running");
+  app.add_option("--bundle-key", options.bundle_keys,
+                 "Ed25519 public key (PEM) bundles must be signed with, repeatable");
+  app.add_option("--audit-log", options.audit_log, "the audit log (default: STATE/audit.log)");
+  app.add_option(
+      "--audit-key", options.audit_key,
+      "the host's Ed25519 key for checkpoints (default: STATE/audit.key, made if absent)");
+  app.add_option("--checkpoint-every", options.checkpoint_every,
+                 "a signed checkpoint after this many audit records")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string checkpoint_interval = "5m";
+  app.add_option("--checkpoint-interval", checkpoint_interval,
+                 "or this long after the first record a checkpoint does not cover")
+      ->capture_default_str();
+  app.add_option("--bundle-dir", options.bundle_dir,
+                 "pull mode: apply the signed bundles in this folder as they change");
+  std::string metrics;
+  app.add_option("--metrics", metrics, "serve Prometheus metrics on tcp://HOST:PORT (off)");
   CLI11_PARSE(app, argc, argv);
+  if (auto ms = ward::trust::ParseDuration(checkpoint_interval)) {
+    options.checkpoint_interval = std::chrono::milliseconds(*ms);
+  } else {
+    std::cerr << "wardd: --checkpoint-interval: '" << checkpoint_interval
+              << "' is not a duration (such as 30s, 5m, 1h)\n";
+    return 2;
+  }
+  if (!options.bundle_dir.empty() && options.bundle_keys.empty()) {
+    std::cerr << "wardd: --bundle-dir needs --bundle-key: pulled bundles are applied only when "
+                 "signed\n";
+    return 2;
+  }
 
   // Blocked before any thread starts, so that only sigwait below sees them.
   sigset_t stop;

@@ -6,8 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "enforcers/agent/lock.h"
 #include "ward/agent/v1/agent.pb.h"
@@ -53,6 +56,43 @@ struct AgentOptions {
   // that List lists and Check compares (their seccomp filters, byte for
   // byte); empty: none. wardd sets it for the default state folder only.
   std::string runs_dir;
+
+  // Trust and fleet (issue 21; README.md, "Signed bundles", "Audit log",
+  // "Pull mode").
+  // --bundle-key: Ed25519 public keys (PEM files). Non-empty: Apply takes
+  // only bundles signed by one of them, with a sequence higher than any
+  // accepted for the policy and not expired; Remove needs a signed
+  // tombstone. Agent::Open fails when one cannot be read.
+  std::vector<std::string> bundle_keys;
+  // --audit-log: the audit log; empty: STATE/audit.log.
+  std::string audit_log;
+  // --audit-key: the host's Ed25519 key that signs checkpoints; empty:
+  // STATE/audit.key, generated (0600) when absent.
+  std::string audit_key;
+  // A checkpoint after this many records, or this long after the last
+  // record not yet covered by one, whichever comes first.
+  uint64_t checkpoint_every = 1000;
+  std::chrono::milliseconds checkpoint_interval{std::chrono::minutes(5)};
+  // --bundle-dir: a folder of signed bundles (a ConfigMap or Secret volume)
+  // applied as they change; requires bundle_keys.
+  std::string bundle_dir;
+};
+
+// What the Prometheus endpoint (metrics.h) serves: a snapshot of counters
+// the service keeps.
+struct MetricsSnapshot {
+  struct Policy {
+    std::string policy, enforcer;
+    uint64_t generation = 0;
+    bool in_sync = false;
+  };
+  std::vector<Policy> policies;
+  // (method, result) -> calls; method "apply" or "remove"; result "applied",
+  // "unchanged", "removed", "refused", "failed".
+  std::map<std::pair<std::string, std::string>, uint64_t> calls;
+  uint64_t drift_found = 0;  // times a policy was found out of sync
+  // (policy, rule) -> denials read from the enforcers' event buffers.
+  std::map<std::pair<std::string, std::string>, uint64_t> denials;
 };
 
 inline constexpr char kDefaultRunsDir[] = "/run/ward/runs";
@@ -84,6 +124,10 @@ class Agent {
   virtual RpcStatus Check(const Caller& caller, const v1::CheckRequest& request,
                           v1::CheckResponse* response) = 0;
   virtual std::unique_ptr<Subscription> Watch(const Caller& caller) = 0;
+  // The counters and gauges of the metrics endpoint.
+  virtual MetricsSnapshot Metrics() { return {}; }
+  // The audit log's head, "SEQ:HASH" ("0:" and 64 zeros for an empty log).
+  virtual std::string AuditHead() { return ""; }
   // Ends every subscription and background thread; then the object may go.
   virtual void Shutdown() = 0;
 };
