@@ -60,9 +60,8 @@ RpcStatus CheckShape(const BundleKeys& keys, const std::string& field, bool pres
 
 // Then: the signature is over `statement` (its key id, sequence and
 // not_after filled in here from the signature), and not expired.
-RpcStatus CheckStatement(const BundleKeys& keys, const std::string& field,
-                         const v1::Signature& sig, trust::Statement statement, int64_t now_ms,
-                         Verified* out) {
+RpcStatus CheckStatement(const BundleKeys& keys, const std::string& field, const v1::Signature& sig,
+                         trust::Statement statement, int64_t now_ms, Verified* out) {
   const trust::PublicKey* key = keys.Find(sig.key_id());
   statement.sequence = sig.sequence();
   statement.not_after_ms = sig.not_after();

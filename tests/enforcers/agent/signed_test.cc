@@ -244,9 +244,10 @@ void ExpectRefused(agent::Agent& a, agent::Subscription& watch, const std::strin
 constexpr int kDenied = agent::RpcStatus::kPermissionDenied;
 constexpr int kInvalid = agent::RpcStatus::kInvalidArgument;
 
-TEST_CASE("signed bundles: applied when signed; stripped, foreign, tampered, expired, replayed "
-          "refused and nothing changed",
-          "[root]") {
+TEST_CASE(
+    "signed bundles: applied when signed; stripped, foreign, tampered, expired, replayed "
+    "refused and nothing changed",
+    "[root]") {
   TestNetns ns;
   TempDir state("state"), keys("keys");
   const trust::PrivateKey key = NewKey(), foreign = NewKey();
@@ -297,8 +298,9 @@ TEST_CASE("signed bundles: applied when signed; stripped, foreign, tampered, exp
     b.mutable_signature()->clear_key_id();
     cases.push_back({"no key id", b, kDenied, "bundle.signature.key_id: missing"});
   }
-  cases.push_back({"a foreign key", Signed(b_bundle, foreign, 11), kDenied,
-                   "bundle.signature.key_id: '" + foreign.id() + "' is not a key this wardd holds"});
+  cases.push_back(
+      {"a foreign key", Signed(b_bundle, foreign, 11), kDenied,
+       "bundle.signature.key_id: '" + foreign.id() + "' is not a key this wardd holds"});
   {
     // Signed by another key that claims this one's id.
     agent::v1::Bundle b = Signed(b_bundle, foreign, 11);
