@@ -129,7 +129,7 @@ bool ParseMetricsUrl(const std::string& url, MetricsUrl* out, std::string* error
     port = hp.substr(colon + 1);
   }
   u.host = std::string(host);
-  if (!ParsePort(port, &u.port)) {
+  if (u.host.empty() || !ParsePort(port, &u.port)) {
     *error = expected;
     return false;
   }
