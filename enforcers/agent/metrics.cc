@@ -93,15 +93,15 @@ void Sample(std::string* out, const char* name,
 // The outcomes every scrape shows, at 0 before the first call, so that
 // rate() and increase() see the first one.
 constexpr std::pair<const char*, const char*> kCalls[] = {
-    {"apply", "applied"}, {"apply", "unchanged"}, {"apply", "refused"}, {"apply", "failed"},
-    {"remove", "removed"}, {"remove", "refused"}, {"remove", "failed"},
+    {"apply", "applied"},  {"apply", "unchanged"}, {"apply", "refused"}, {"apply", "failed"},
+    {"remove", "removed"}, {"remove", "refused"},  {"remove", "failed"},
 };
 
 }  // namespace
 
 bool ParseMetricsUrl(const std::string& url, MetricsUrl* out, std::string* error) {
-  const std::string expected = "--metrics " + Printable(url) +
-                               ": expected tcp://127.0.0.1:PORT or tcp://[::1]:PORT";
+  const std::string expected =
+      "--metrics " + Printable(url) + ": expected tcp://127.0.0.1:PORT or tcp://[::1]:PORT";
   std::string_view v(url);
   if (v.substr(0, 6) != "tcp://") {
     *error = expected;
@@ -142,8 +142,8 @@ bool ParseMetricsUrl(const std::string& url, MetricsUrl* out, std::string* error
   // No authentication, and a reader's view of the host: loopback only
   // (README.md, "Metrics": a scraper elsewhere goes through a proxy that
   // authenticates it).
-  const bool loopback = u.ipv6 ? IN6_IS_ADDR_LOOPBACK(reinterpret_cast<in6_addr*>(addr))
-                               : addr[0] == 127;
+  const bool loopback =
+      u.ipv6 ? IN6_IS_ADDR_LOOPBACK(reinterpret_cast<in6_addr*>(addr)) : addr[0] == 127;
   if (!loopback) {
     *error = "--metrics " + Printable(url) +
              ": not a loopback address; the endpoint has no authentication, so it listens on "
@@ -175,8 +175,9 @@ std::string RenderMetrics(const MetricsSnapshot& s) {
     Sample(&out, "ward_agent_policy_generation", {{"policy", p.policy}, {"enforcer", p.enforcer}},
            p.generation);
   }
-  Family(&out, "ward_agent_policy_in_sync", "gauge",
-         "1 when the kernel held the policy as its bundle says at the last apply or check, else 0.");
+  Family(
+      &out, "ward_agent_policy_in_sync", "gauge",
+      "1 when the kernel held the policy as its bundle says at the last apply or check, else 0.");
   for (const auto& p : policies) {
     Sample(&out, "ward_agent_policy_in_sync", {{"policy", p.policy}, {"enforcer", p.enforcer}},
            p.in_sync ? 1 : 0);
@@ -242,7 +243,8 @@ MHD_Result Handle(void* cls, MHD_Connection* c, const char* url, const char* met
   auto* agent = static_cast<Agent*>(cls);
   const std::string_view m(method);
   if (std::string_view(url) != "/metrics") {
-    return Reply(c, MHD_HTTP_NOT_FOUND, "wardd serves /metrics only\n", "text/plain; charset=utf-8");
+    return Reply(c, MHD_HTTP_NOT_FOUND, "wardd serves /metrics only\n",
+                 "text/plain; charset=utf-8");
   }
   if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) {
     return Reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "/metrics: GET only\n",
@@ -312,11 +314,11 @@ std::unique_ptr<MetricsServer> MetricsServer::Start(Agent* agent, const std::str
   s->impl_ = std::make_unique<Impl>();
   // One polling thread (epoll) serves every connection: a scrape is one
   // short request, and the thread count stays fixed whoever connects.
-  s->impl_->daemon = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, nullptr, nullptr, &Handle, agent,
-      MHD_OPTION_EXTERNAL_LOGGER, &Log, nullptr, MHD_OPTION_LISTEN_SOCKET, fd,
-      MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit, MHD_OPTION_CONNECTION_TIMEOUT,
-      kTimeoutSeconds, MHD_OPTION_END);
+  s->impl_->daemon =
+      MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, nullptr, nullptr,
+                       &Handle, agent, MHD_OPTION_EXTERNAL_LOGGER, &Log, nullptr,
+                       MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_CONNECTION_LIMIT, kConnectionLimit,
+                       MHD_OPTION_CONNECTION_TIMEOUT, kTimeoutSeconds, MHD_OPTION_END);
   if (s->impl_->daemon == nullptr) {
     close(fd);
     *error = "--metrics: libmicrohttpd did not start";

@@ -12,6 +12,7 @@ scraped with urllib and parsed with prometheus_client's own parser
 - the table deleted behind wardd's back, then Check: in sync 0, drift
   found 1 (once per drift, not per check);
 - remove: remove/removed 1, the policy's series gone;
+- pushed again and the table deleted: the background check (30 s) finds it;
 - with ebpf built: denials by policy and rule, after a positive control;
 - 404 for another path, 405 (Allow: GET, HEAD) for POST; [::1] too;
 - without --metrics wardd listens on no TCP port; bad URLs exit 2 with the
@@ -120,13 +121,14 @@ def scrape(w, path='/metrics', method='GET'):
         return e.code, e.headers, e.read().decode()
 
 
-def samples(w):
+def samples(w, quiet=False):
     """{(name, ((label, value), ...)): value} through prometheus_client's parser."""
     from prometheus_client.parser import text_string_to_metric_families
 
     status, headers, body = scrape(w)
-    check(status == 200 and headers['Content-Type'] == EXPOSITION, 'GET /metrics: 200, ' + EXPOSITION,
-          (status, headers))
+    if not quiet or status != 200:
+        check(status == 200 and headers['Content-Type'] == EXPOSITION, 'GET /metrics: 200, ' + EXPOSITION,
+              (status, headers))
     out = {}
     for family in text_string_to_metric_families(body):
         for s in family.samples:
@@ -282,6 +284,21 @@ def test_exposition(scratch):
         m = samples(w)
         check(calls(m, 'remove', 'removed') == 1, 'remove/removed 1')
         check(policy(m, 'ward_agent_policy_generation', 'nftables', 'web') is None, 'the removed policy\'s series gone')
+
+        # Drift found by the background check (every 30 s), no call made.
+        run(WARD, 'push', '--host', w.host, '--uid', UID, policy_file)
+        run('nft', 'delete', 'table', 'inet', 'ward_web')
+        deadline = time.monotonic() + 45
+        while time.monotonic() < deadline:
+            m = samples(w, quiet=True)
+            if m[('ward_agent_drift_found_total', ())] == 2:
+                break
+            time.sleep(1)
+        check(m[('ward_agent_drift_found_total', ())] == 2 and
+              policy(m, 'ward_agent_policy_in_sync', 'nftables', 'web') == 0 and
+              policy(m, 'ward_agent_policy_generation', 'nftables', 'web') == 2,
+              'the background check found the drift: drift found 2, in sync 0 (generation 2)')
+        run(WARD, 'remove', '--host', w.host, 'web')
 
         test_denials(scratch, w)
         port = int(w.metrics.rsplit(':', 1)[1])

@@ -71,10 +71,10 @@ TEST_CASE("metrics: the URLs refused") {
   MetricsUrl u;
   std::string error;
   const std::string expected = ": expected tcp://127.0.0.1:PORT or tcp://[::1]:PORT";
-  for (const char* url : {"", "tcp://", "tcp://127.0.0.1", "tcp://127.0.0.1:", "tcp://:9464",
-                          "tcp://127.0.0.1:x", "tcp://127.0.0.1:-1", "tcp://127.0.0.1:65536",
-                          "tcp://[::1]", "tcp://[::1:9464", "http://127.0.0.1:9464",
-                          "unix:///run/ward/metrics.sock"}) {
+  for (const char* url :
+       {"", "tcp://", "tcp://127.0.0.1", "tcp://127.0.0.1:", "tcp://:9464", "tcp://127.0.0.1:x",
+        "tcp://127.0.0.1:-1", "tcp://127.0.0.1:65536", "tcp://[::1]", "tcp://[::1:9464",
+        "http://127.0.0.1:9464", "unix:///run/ward/metrics.sock"}) {
     INFO(url);
     CHECK_FALSE(ParseMetricsUrl(url, &u, &error));
     CHECK(error == "--metrics '" + std::string(url) + "'" + expected);
@@ -88,8 +88,9 @@ TEST_CASE("metrics: the URLs refused") {
         "--metrics 'tcp://192.0.2.1:9464': not a loopback address; the endpoint has no "
         "authentication, so it listens on 127.0.0.0/8 or [::1] only");
   CHECK_FALSE(ParseMetricsUrl("tcp://[::ffff:127.0.0.1]:9464", &u, &error));
-  CHECK(error.ends_with(": not a loopback address; the endpoint has no authentication, so it "
-                        "listens on 127.0.0.0/8 or [::1] only"));
+  CHECK(
+      error.ends_with(": not a loopback address; the endpoint has no authentication, so it "
+                      "listens on 127.0.0.0/8 or [::1] only"));
   CHECK_FALSE(ParseMetricsUrl("tcp://127.0.0.1:9464\n", &u, &error));
   CHECK(error == "--metrics 'tcp://127.0.0.1:9464\\x0a'" + expected);
 }
