@@ -38,6 +38,9 @@ packages=(
   python3-grpc-tools
   # the transport tests make their CA and certificates with openssl(1)
   openssl
+  # wardd --metrics: libmicrohttpd serves it; the tests parse it with
+  # prometheus_client's parser
+  libmicrohttpd-dev python3-prometheus-client
 )
 
 missing=()

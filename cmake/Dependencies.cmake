@@ -41,6 +41,17 @@ else()
 endif()
 ward_backend_dependency(ebpf WARD_EBPF_FOUND)
 
+# wardd --metrics (enforcers/agent/metrics.cc): libmicrohttpd serves the
+# Prometheus endpoint. Without it wardd is built all the same and refuses
+# --metrics; WARD_REQUIRE_ALL_BACKENDS (CI) makes it an error.
+pkg_check_modules(LIBMICROHTTPD IMPORTED_TARGET libmicrohttpd>=0.9.71)
+if(NOT LIBMICROHTTPD_FOUND)
+  if(WARD_REQUIRE_ALL_BACKENDS)
+    message(FATAL_ERROR "wardd --metrics: libmicrohttpd is missing")
+  endif()
+  message(STATUS "wardd --metrics: libmicrohttpd missing, left out")
+endif()
+
 # The ANTLR runtime headers as shipped warn with g++ and do not compile with
 # clang 14 (misc/InterpreterDataReader.h). The shim is an `antlr4-runtime.h`
 # that includes everything the real one does except that header; its folder

@@ -10,6 +10,7 @@
 
 #include "backends/signing.h"
 #include "compiler/agent_guard.h"
+#include "enforcers/agent/metrics.h"
 #include "enforcers/agent/server.h"
 
 int main(int argc, char** argv) {
@@ -78,6 +79,15 @@ int main(int argc, char** argv) {
     if (u.kind == agent::ListenUrl::kUnix) options.socket_paths.push_back(u.path);
     if (u.kind == agent::ListenUrl::kTcp && u.port != 0) options.tcp_ports.push_back(u.port);
   }
+  agent::MetricsUrl metrics_url;
+  if (!metrics.empty()) {
+    if (!agent::ParseMetricsUrl(metrics, &metrics_url, &error)) {
+      std::cerr << "wardd: " << error << "\n";
+      return 2;
+    }
+    // Denied to the policies wardd applies, as its other ports are.
+    if (metrics_url.port != 0) options.tcp_ports.push_back(metrics_url.port);
+  }
   // The agent of the host's default state: its listeners are published for
   // the implicit denies that keep every sandbox away from them, and it
   // checks the host's `ward run`s (an agent of a folder of its own, a test's
@@ -91,24 +101,41 @@ int main(int argc, char** argv) {
     std::cerr << "wardd: " << error << "\n";
     return 1;
   }
+  // Bound before the gRPC listeners open, so that a port in use stops
+  // wardd before any caller reaches it.
+  std::unique_ptr<agent::MetricsServer> metrics_server;
+  if (!metrics.empty()) {
+    metrics_server = agent::MetricsServer::Start(service.get(), metrics, &error);
+    if (!metrics_server) {
+      std::cerr << "wardd: " << error << "\n";
+      service->Shutdown();
+      return 1;
+    }
+  }
   std::unique_ptr<agent::Server> grpc = agent::Server::Start(service.get(), server, &error);
   if (!grpc) {
     std::cerr << "wardd: " << error << "\n";
+    metrics_server.reset();
     service->Shutdown();
     return 1;
   }
-  if (publish &&
-      !agent::PublishEndpoints(ward::ir::kAgentEndpointsFile, grpc->Endpoints(), &error)) {
+  // The metrics port is published with the listeners: no sandbox reaches it.
+  std::vector<std::string> published = grpc->Endpoints();
+  if (metrics_server) published.push_back(metrics_server->endpoint());
+  if (publish && !agent::PublishEndpoints(ward::ir::kAgentEndpointsFile, published, &error)) {
     std::cerr << "wardd: " << error << "\n";
+    metrics_server.reset();
     grpc->Shutdown();
     service->Shutdown();
     return 1;
   }
   for (const auto& e : grpc->Endpoints()) std::cout << "wardd: listening on " << e << "\n";
+  if (metrics_server) std::cout << "wardd: metrics on " << metrics_server->endpoint() << "\n";
   std::cout << std::flush;
   int signal = 0;
   sigwait(&stop, &signal);
   std::cout << "wardd: " << (signal == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down\n";
+  metrics_server.reset();
   grpc->Shutdown();
   if (publish) unlink(ward::ir::kAgentEndpointsFile);
   service->Shutdown();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -236,6 +237,7 @@ class AgentImpl : public Agent {
   RpcStatus Check(const Caller& caller, const v1::CheckRequest& request,
                   v1::CheckResponse* response) override;
   std::unique_ptr<Subscription> Watch(const Caller& caller) override;
+  MetricsSnapshot Metrics() override;
   void Shutdown() override;
 
  private:
@@ -246,6 +248,9 @@ class AgentImpl : public Agent {
   void PublishError(const std::string& message);
   RpcStatus Refuse(const Caller& caller, const char* method, const std::string& policy,
                    const std::string& sha256, RpcStatus status);
+  void CountCall(const char* action, const std::string& result);
+  void CountDrift();
+  void CountDenial(const std::string& policy, const std::string& line);
   void Unmanaged(google::protobuf::RepeatedPtrField<v1::Unmanaged>* out);
   v1::PolicyState StateOf(const Managed& m) const;
   v1::PolicyCheck CheckOne(Managed& m);
@@ -279,10 +284,15 @@ class AgentImpl : public Agent {
   std::map<std::string, std::unique_ptr<enforce::EbpfEventReader>> readers_;
 #endif
   std::once_flag shutdown_;
+  // The counters of Metrics(); a lock of their own, as the denial reader
+  // counts without mu_.
+  std::mutex counters_mu_;
+  MetricsSnapshot counters_;
 };
 
 void AgentImpl::Audit(const Caller& caller, const char* action, const std::string& policy,
                       const std::string& sha256, uint64_t generation, const std::string& result) {
+  CountCall(action, result);
   std::string error;
   if (!audit_.Append({caller.identity, action, policy, sha256, generation, result}, &error)) {
     PublishError("audit log: " + error);
@@ -302,6 +312,52 @@ RpcStatus AgentImpl::Refuse(const Caller& caller, const char* method, const std:
   r->set_by(caller.identity);
   hub_.Publish(std::move(e));
   return status;
+}
+
+// Every Apply and Remove outcome is audited, so counted here: the result's
+// first word ("ok", "unchanged", "refused: ...", "failed: ...") names it.
+void AgentImpl::CountCall(const char* action, const std::string& result) {
+  const std::string method = action;
+  if (method != "apply" && method != "remove") return;  // recover, repair
+  std::string outcome = result.substr(0, result.find(':'));
+  if (outcome == "ok") outcome = method == "apply" ? "applied" : "removed";
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  ++counters_.calls[{method, outcome}];
+}
+
+void AgentImpl::CountDrift() {
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  ++counters_.drift_found;
+}
+
+// By the rule number the line names (EbpfEventReader::Poll: "... denied
+// (rule 4: TEXT)"), or "none" when no rule matched. The line's start (a unix
+// name) is the workload's to choose, its end the formatter's: the end is
+// read first, and the last " denied (rule " taken (TEXT is the policy's).
+void AgentImpl::CountDenial(const std::string& policy, const std::string& line) {
+  std::string rule = "none";
+  if (line.ends_with("(no rule matched)") || line.ends_with("(no rule grants this socket type)")) {
+    // none
+  } else if (size_t at = line.rfind(" denied (rule "); at != std::string::npos) {
+    at += std::strlen(" denied (rule ");
+    const size_t end = line.find_first_not_of("0123456789", at);
+    if (end != at) rule = line.substr(at, end - at);
+  }
+  std::lock_guard<std::mutex> lock(counters_mu_);
+  ++counters_.denials[{policy, rule}];
+}
+
+MetricsSnapshot AgentImpl::Metrics() {
+  MetricsSnapshot s;
+  {
+    std::lock_guard<std::mutex> lock(counters_mu_);
+    s = counters_;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [name, m] : managed_) {
+    s.policies.push_back({name, m.record.enforcer, m.record.generation, m.in_sync});
+  }
+  return s;
 }
 
 void AgentImpl::PublishError(const std::string& message) {
@@ -789,8 +845,10 @@ RpcStatus AgentImpl::Check(const Caller& caller, const v1::CheckRequest& request
   }
   for (auto& [name, m] : managed_) {
     if (!request.policy().empty() && name != request.policy()) continue;
+    const bool was_in_sync = m.in_sync;
     v1::PolicyCheck c = CheckOne(m);
     if (!c.in_sync()) {
+      if (was_in_sync) CountDrift();
       v1::Event e;
       *e.mutable_drift() = c;
       hub_.Publish(std::move(e));
@@ -864,6 +922,7 @@ void AgentImpl::PeriodicCheck() {
     v1::PolicyCheck c = CheckOne(m);
     if (c.in_sync()) continue;
     if (was_in_sync) {
+      CountDrift();
       v1::Event e;
       *e.mutable_drift() = c;
       hub_.Publish(std::move(e));
@@ -917,6 +976,7 @@ void AgentImpl::PollDenials() {
         continue;
       }
       for (const std::string& l : lines) {
+        CountDenial(it->first, l);
         v1::Event e;
         e.mutable_denial()->set_policy(it->first);
         e.mutable_denial()->set_line(l);
