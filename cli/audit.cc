@@ -226,9 +226,9 @@ class Verifier {
         return false;
       }
       const std::optional<std::string> sig = trust::Unbase64(std::string(r.sig));
-      if (!sig || !key->Verify(trust::CheckpointBytes(r.size, std::string(r.head),
-                                                      std::string(r.key_id)),
-                               *sig)) {
+      if (!sig ||
+          !key->Verify(trust::CheckpointBytes(r.size, std::string(r.head), std::string(r.key_id)),
+                       *sig)) {
         Fail(line_no, r.seq, "checkpoint signature does not verify with key " + key->id());
         return false;
       }
@@ -280,12 +280,13 @@ void PrintText(const AuditFlags& flags, const Verdict& v) {
     std::cout << v.message << "\n";
     return;
   }
-  std::cout << flags.file << ": intact, " << v.records << (v.records == 1 ? " record, " : " records, ")
-            << v.checkpoints << (v.checkpoints == 1 ? " checkpoint" : " checkpoints")
+  std::cout << flags.file << ": intact, " << v.records
+            << (v.records == 1 ? " record, " : " records, ") << v.checkpoints
+            << (v.checkpoints == 1 ? " checkpoint" : " checkpoints")
             << (flags.keys.empty() ? " (signatures not verified: no --key)" : " verified");
   if (!flags.heads.empty()) {
-    std::cout << ", " << v.heads_checked << " recorded " << (v.heads_checked == 1 ? "head" : "heads")
-              << " present";
+    std::cout << ", " << v.heads_checked << " recorded "
+              << (v.heads_checked == 1 ? "head" : "heads") << " present";
   }
   std::cout << ", head " << v.head << "\n";
 }

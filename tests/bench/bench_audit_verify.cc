@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
   std::ofstream(dir + "/verify.py") << kPythonVerifier;
   const auto t0 = std::chrono::steady_clock::now();
   if (!Generate(log, records, *key)) return 2;
-  const double generated = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double generated =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::printf("log: %llu records (%llu checkpoints), %.1f MB, generated in %.2f s\n",
               static_cast<unsigned long long>(records),
               static_cast<unsigned long long>(records / 1000),

@@ -585,7 +585,8 @@ TEST_CASE("the audit log chains every apply and remove", "[root]") {
       INFO(line);
       CHECK(j["seq"] == seq);
       CHECK(j["prev"] == prev);
-      CHECK(j["hash"] == backend::Sha256(line.substr(0, line.size() - audit::kHashSuffixSize) + "}"));
+      CHECK(j["hash"] ==
+            backend::Sha256(line.substr(0, line.size() - audit::kHashSuffixSize) + "}"));
       prev = j["hash"].get<std::string>();
       lines.push_back(j);
     }

@@ -115,8 +115,7 @@ TEST_CASE("a record's bytes, its canonical form and hash") {
   CHECK(audit::ParseRecord(line.substr(0, 40), &ignored, &error) == audit::ParseResult::kTorn);
   CHECK(audit::ParseRecord("{\"se", &ignored, &error) == audit::ParseResult::kTorn);
   CHECK(error == "the line ends before its hash");
-  CHECK(audit::ParseRecord("{\"time\":\"x\"}", &ignored, &error) ==
-        audit::ParseResult::kMalformed);
+  CHECK(audit::ParseRecord("{\"time\":\"x\"}", &ignored, &error) == audit::ParseResult::kMalformed);
   CHECK(error == "not an audit record (no {\"seq\": first)");
   std::string bad_time = line;
   bad_time.replace(bad_time.find("06:00"), 1, "x");
@@ -185,8 +184,8 @@ TEST_CASE("records chain, checkpoints are signed every N records and at Close") 
       const auto sig = trust::Unbase64(std::string(v.sig));
       REQUIRE(sig);
       CHECK(pub->Verify(trust::CheckpointBytes(v.size, std::string(v.head), pub->id()), *sig));
-      CHECK_FALSE(pub->Verify(trust::CheckpointBytes(v.size + 1, std::string(v.head), pub->id()),
-                              *sig));
+      CHECK_FALSE(
+          pub->Verify(trust::CheckpointBytes(v.size + 1, std::string(v.head), pub->id()), *sig));
     }
     prev = std::string(v.hash);
   }
@@ -256,9 +255,10 @@ TEST_CASE("reopened, the chain continues; a torn last line is ended and chained 
 
 TEST_CASE("a log of the old format is moved aside; a changed last record is refused") {
   StateFolder dir;
-  const std::string old = "{\"time\":\"2026-12-01T06:00:00.000Z\",\"who\":\"uid:0\",\"action\":"
-                          "\"apply\",\"prev\":\"" +
-                          std::string(64, '0') + "\"}\n";
+  const std::string old =
+      "{\"time\":\"2026-12-01T06:00:00.000Z\",\"who\":\"uid:0\",\"action\":"
+      "\"apply\",\"prev\":\"" +
+      std::string(64, '0') + "\"}\n";
   {
     std::string error;
     REQUIRE(enforce::WriteStateFile(dir.fd, "audit.log", old, &error));
