@@ -229,6 +229,17 @@ def inner(scratch):
     out = tampered(edited, '--key', pub)
     check(out == '%s:2: record 2: hash does not match its content\n' % copy, 'an edit names the record', out)
 
+    self_hashed = list(edited)
+    self_hashed[1] = rehash(self_hashed[1])
+    out = tampered(self_hashed)
+    check(out == '%s:3: record 3: prev does not match the hash of record 2\n' % copy,
+          'an edit with its own hash recomputed: the next record\'s prev', out)
+    early = list(lines)
+    early[2] = re.sub(r'"time":"[^"]*"', '"time":"2020-01-01T00:00:00.000Z"', early[2], count=1)
+    out = tampered(rechain(early, fix_heads=True))
+    check(out == '%s:3: record 3: time goes backwards: 2020-01-01T00:00:00.000Z after %s\n'
+          % (copy, json.loads(lines[1])['time']), 'a time moved back', out)
+
     out = tampered(lines[:2] + lines[3:])
     check(out == '%s:3: record 4: out of sequence: record 3 expected here (a record deleted, '
           'repeated or moved)\n' % copy, 'a deleted record', out)
