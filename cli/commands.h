@@ -27,5 +27,7 @@ void AddRunCommand(CLI::App& app, int* exit_code);
 void AddLintCommand(CLI::App& app, int* exit_code);
 // Registers `ward fmt` (cli/fmt.cc).
 void AddFmtCommand(CLI::App& app, int* exit_code);
+// Registers `ward audit verify` (cli/audit.cc).
+void AddAuditCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

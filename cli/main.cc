@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   ward::cli::AddRemoveCommand(app, &exit_code);
   ward::cli::AddStatusCommand(app, &exit_code);
   ward::cli::AddRunCommand(app, &exit_code);
+  ward::cli::AddAuditCommand(app, &exit_code);
   // ward-remote's commands, listed here for `ward --help` (IsRemote hands
   // them over before this parser runs).
   app.add_subcommand("push",

@@ -131,6 +131,17 @@ int main(int argc, char** argv) {
   }
   for (const auto& e : grpc->Endpoints()) std::cout << "wardd: listening on " << e << "\n";
   if (metrics_server) std::cout << "wardd: metrics on " << metrics_server->endpoint() << "\n";
+  // The public half of the key that signs the audit log's checkpoints,
+  // which the service wrote into the state folder: what `ward audit verify
+  // --key` takes.
+  const std::string pub = options.state_dir + "/audit.pub";
+  if (access(pub.c_str(), F_OK) == 0) {
+    if (auto key = ward::trust::PublicKey::Load(pub, &error)) {
+      std::cout << "wardd: audit key " << key->id() << "\n" << key->Pem();
+    } else {
+      std::cerr << "wardd: " << error << "\n";
+    }
+  }
   std::cout << std::flush;
   int signal = 0;
   sigwait(&stop, &signal);

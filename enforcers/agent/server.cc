@@ -30,6 +30,8 @@ constexpr const char* kServiceName = "ward.agent.v1.Agent";
 // how many Watch streams may hold.
 constexpr int kMaxThreads = 64;
 constexpr int kMaxWatches = 32;
+// The trailing metadata of an error that carries the audit log's head.
+constexpr const char* kAuditHeadKey = "ward-audit-head";
 
 grpc::Status ToGrpc(const RpcStatus& s) {
   if (s.code < 0 || s.code > 16) return grpc::Status(grpc::StatusCode::INTERNAL, s.message);
@@ -99,31 +101,31 @@ class AgentService final : public v1::Agent::Service {
                      v1::ApplyResponse* response) override {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kApplyMethod, &caller);
-    return s.ok() ? ToGrpc(agent_->Apply(caller, *request, response)) : s;
+    return s.ok() ? Answer(ctx, agent_->Apply(caller, *request, response)) : s;
   }
   grpc::Status Remove(grpc::ServerContext* ctx, const v1::RemoveRequest* request,
                       v1::RemoveResponse* response) override {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kRemoveMethod, &caller);
-    return s.ok() ? ToGrpc(agent_->Remove(caller, *request, response)) : s;
+    return s.ok() ? Answer(ctx, agent_->Remove(caller, *request, response)) : s;
   }
   grpc::Status List(grpc::ServerContext* ctx, const v1::ListRequest* request,
                     v1::ListResponse* response) override {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kListMethod, &caller);
-    return s.ok() ? ToGrpc(agent_->List(caller, *request, response)) : s;
+    return s.ok() ? Answer(ctx, agent_->List(caller, *request, response)) : s;
   }
   grpc::Status Get(grpc::ServerContext* ctx, const v1::GetRequest* request,
                    v1::GetResponse* response) override {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kGetMethod, &caller);
-    return s.ok() ? ToGrpc(agent_->Get(caller, *request, response)) : s;
+    return s.ok() ? Answer(ctx, agent_->Get(caller, *request, response)) : s;
   }
   grpc::Status Check(grpc::ServerContext* ctx, const v1::CheckRequest* request,
                      v1::CheckResponse* response) override {
     Caller caller;
     grpc::Status s = Authorize(*ctx, kCheckMethod, &caller);
-    return s.ok() ? ToGrpc(agent_->Check(caller, *request, response)) : s;
+    return s.ok() ? Answer(ctx, agent_->Check(caller, *request, response)) : s;
   }
   grpc::Status Watch(grpc::ServerContext* ctx, const v1::WatchRequest*,
                      grpc::ServerWriter<v1::Event>* writer) override {
@@ -157,6 +159,16 @@ class AgentService final : public v1::Agent::Service {
   }
 
  private:
+  // An error of the service, with the audit log's head after it in the
+  // trailing metadata (a response carries it in its audit_head field).
+  grpc::Status Answer(grpc::ServerContext* ctx, const RpcStatus& s) const {
+    if (!s.ok()) {
+      const std::string head = agent_->AuditHead();
+      if (!head.empty()) ctx->AddTrailingMetadata(kAuditHeadKey, head);
+    }
+    return ToGrpc(s);
+  }
+
   // The caller of this call and whether it may call `path`: a unix
   // connection's role comes from its accept ("fd:N"), a TCP one's from its
   // certificate.

@@ -238,6 +238,7 @@ class AgentImpl : public Agent {
                   v1::CheckResponse* response) override;
   std::unique_ptr<Subscription> Watch(const Caller& caller) override;
   MetricsSnapshot Metrics() override;
+  std::string AuditHead() override { return audit_.Head(); }
   void Shutdown() override;
 
  private:
@@ -367,7 +368,14 @@ void AgentImpl::PublishError(const std::string& message) {
 }
 
 bool AgentImpl::Start(std::string* error) {
-  if (!audit_.Open(state_->dir_fd(), error)) return false;
+  AuditConfig audit{state_->dir(),
+                    options_.audit_log,
+                    options_.audit_key,
+                    options_.checkpoint_every,
+                    options_.checkpoint_interval,
+                    [this](const std::string& e) { PublishError("audit log: " + e); }};
+  if (!audit_.Open(state_->dir_fd(), audit, error)) return false;
+  if (!audit_.notice().empty()) std::cerr << "wardd: " << audit_.notice() << "\n";
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> errors;
   for (const IntentRecord& intent : state_->Intents(&errors)) RollForward(intent);
@@ -511,6 +519,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
     response->set_changed(false);
     response->set_sha256(bundle.sha256());
     Audit(caller, "apply", name, bundle.sha256(), m.record.generation, "unchanged");
+    response->set_audit_head(audit_.Head());
     return RpcStatus{};
   };
   // The bundle in force again (the content hash, recomputed, equals it):
@@ -644,6 +653,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   for (const Diagnostic& d : sink.diagnostics()) {
     if (d.severity != Severity::kError) response->add_warnings(d.message);
   }
+  response->set_audit_head(audit_.Head());
   return {};
 }
 
@@ -673,6 +683,7 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   auto it = managed_.find(request.policy());
   if (it == managed_.end()) {
     response->set_removed(false);
+    response->set_audit_head(audit_.Head());
     return {};
   }
   Managed& m = it->second;
@@ -707,6 +718,7 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   e.mutable_removed()->set_by(caller.identity);
   hub_.Publish(std::move(e));
   response->set_removed(true);
+  response->set_audit_head(audit_.Head());
   return {};
 }
 
@@ -756,6 +768,7 @@ RpcStatus AgentImpl::List(const Caller& caller, const v1::ListRequest&,
     }
   }
 #endif
+  response->set_audit_head(audit_.Head());
   return {};
 }
 
@@ -772,6 +785,7 @@ RpcStatus AgentImpl::Get(const Caller& caller, const v1::GetRequest& request,
   }
   *response->mutable_state() = StateOf(it->second);
   *response->mutable_bundle() = it->second.bundle;
+  response->set_audit_head(audit_.Head());
   return {};
 }
 
@@ -868,6 +882,7 @@ RpcStatus AgentImpl::Check(const Caller& caller, const v1::CheckRequest& request
     }
   }
 #endif
+  response->set_audit_head(audit_.Head());
   return {};
 }
 
@@ -994,6 +1009,7 @@ void AgentImpl::Shutdown() {
   std::call_once(shutdown_, [this] {
     stop_ = true;
     if (background_.joinable()) background_.join();
+    audit_.Close();  // a last checkpoint
     hub_.Close();
   });
 }

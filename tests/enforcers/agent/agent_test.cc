@@ -541,11 +541,14 @@ TEST_CASE("with repair, drift a Check finds is repaired", "[root]") {
 TEST_CASE("the audit log chains every apply and remove", "[root]") {
   TestNetns ns;
   StateDir dir;
+  std::string heads[4];
   {
     auto agent = OpenAgent(dir);
     agent::v1::ApplyResponse r;
     REQUIRE(Apply(*agent, MakeBundle(kPolicyA), &r).ok());
+    heads[0] = r.audit_head();
     REQUIRE(Apply(*agent, MakeBundle(kPolicyA), &r).ok());
+    heads[1] = r.audit_head();
     agent::v1::ApplyRequest bad;
     *bad.mutable_bundle() = MakeBundle(kPolicyB);
     bad.mutable_bundle()->set_enforcer("nftables");
@@ -554,59 +557,81 @@ TEST_CASE("the audit log chains every apply and remove", "[root]") {
     const agent::RpcStatus failed = agent->Apply(kOperator, bad, &r);
     INFO(failed.message);
     CHECK(failed.code == agent::RpcStatus::kFailedPrecondition);
+    heads[2] = agent->AuditHead();
     agent::v1::RemoveRequest remove;
     remove.set_policy("agenttest");
     agent::v1::RemoveResponse removed;
     REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
+    heads[3] = removed.audit_head();
+    agent::v1::ListResponse list;
+    REQUIRE(agent->List(kOperator, {}, &list).ok());
+    CHECK(list.audit_head() == heads[3]);
   }
   const std::string log = dir.path() + "/" + agent::kAuditFile;
-  // Each line's `prev` is the SHA-256 of the line before it.
+  // Each record's `prev` is the hash of the one before it, its `hash` that
+  // of its own canonical bytes (audit_record.h).
   auto read_chain = [&log] {
     std::ifstream in(log);
     std::string line, prev = agent::kAuditGenesis;
     std::vector<nlohmann::json> lines;
+    uint64_t seq = 0;
     while (std::getline(in, line)) {
       const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-      if (!j.is_discarded()) {
-        INFO(line);
-        CHECK(j["prev"] == prev);
-        lines.push_back(j);
+      ++seq;
+      if (j.is_discarded()) {
+        --seq;  // the torn line
+        continue;
       }
-      prev = backend::Sha256(line);
+      INFO(line);
+      CHECK(j["seq"] == seq);
+      CHECK(j["prev"] == prev);
+      CHECK(j["hash"] ==
+            backend::Sha256(line.substr(0, line.size() - audit::kHashSuffixSize) + "}"));
+      prev = j["hash"].get<std::string>();
+      lines.push_back(j);
     }
     return lines;
   };
   std::vector<nlohmann::json> lines = read_chain();
   INFO(nlohmann::json(lines).dump(1));
-  REQUIRE(lines.size() == 4);
-  CHECK(lines[0]["action"] == "apply");
+  REQUIRE(lines.size() == 5);  // the last a checkpoint, written at shutdown
+  CHECK(lines[0]["what"]["method"] == "apply");
   CHECK(lines[0]["who"] == "uid:0");
-  CHECK(lines[0]["policy"] == "agenttest");
-  CHECK(lines[0]["sha256"] == MakeBundle(kPolicyA).sha256());
-  CHECK(lines[0]["generation"] == 1);
+  CHECK(lines[0]["what"]["policy"] == "agenttest");
+  CHECK(lines[0]["what"]["sha256"] == MakeBundle(kPolicyA).sha256());
+  CHECK(lines[0]["what"]["generation"] == 1);
   CHECK(lines[0]["result"] == "ok");
   CHECK(lines[1]["result"] == "unchanged");
   CHECK(lines[2]["result"].get<std::string>().rfind("failed: ", 0) == 0);
-  CHECK(lines[3]["action"] == "remove");
+  CHECK(lines[3]["what"]["method"] == "remove");
   CHECK(lines[3]["result"] == "ok");
+  CHECK(lines[4]["what"]["method"] == "checkpoint");
+  CHECK(lines[4]["checkpoint"]["size"] == 4);
+  // The head each call returned: the log's last record after it.
+  for (int i = 0; i < 4; ++i) {
+    CHECK(heads[i] == std::to_string(i + 1) + ":" + lines[i]["hash"].get<std::string>());
+  }
 
   // A restart chains on; a torn last line (a crash in the write) is ended
-  // and chained onto as it is.
-  std::ofstream(log, std::ios::app) << "{\"time\":\"torn";
+  // and chained over, left for `ward audit verify` to name.
+  std::ofstream(log, std::ios::app) << "{\"seq\":6,\"time\":\"torn";
   {
     auto agent = OpenAgent(dir);
     agent::v1::ApplyResponse r;
     REQUIRE(Apply(*agent, MakeBundle(kPolicyB), &r).ok());
     CHECK(r.generation() == 2);
+    CHECK(r.audit_head().rfind("6:", 0) == 0);
     agent::v1::RemoveRequest remove;
     remove.set_policy("agenttest");
     agent::v1::RemoveResponse removed;
     REQUIRE(agent->Remove(kOperator, remove, &removed).ok());
   }
   lines = read_chain();
-  REQUIRE(lines.size() == 6);
-  CHECK(lines[4]["generation"] == 2);
-  CHECK(lines[5]["action"] == "remove");
+  REQUIRE(lines.size() == 8);
+  CHECK(lines[5]["what"]["generation"] == 2);
+  CHECK(lines[5]["prev"] == lines[4]["hash"]);
+  CHECK(lines[6]["what"]["method"] == "remove");
+  CHECK(lines[7]["what"]["method"] == "checkpoint");
 }
 
 TEST_CASE("a change of enforcer: the new one holds it before the old one lets go", "[root]") {
