@@ -16,6 +16,7 @@
 #include "compiler/diff.h"
 #include "compiler/ir_json.h"
 #include "enforcers/agent/audit.h"
+#include "enforcers/agent/bundle_dir.h"
 #include "enforcers/agent/events.h"
 #include "enforcers/agent/state.h"
 #include "enforcers/linux/drift.h"
@@ -220,6 +221,8 @@ class AgentImpl : public Agent {
   ~AgentImpl() override { Shutdown(); }
 
   bool Start(std::string* error);
+  // Pull mode (--bundle-dir), once Start has returned: its thread calls Apply.
+  bool StartPull(std::string* error);
 
   RpcStatus Apply(const Caller& caller, const v1::ApplyRequest& request,
                   v1::ApplyResponse* response) override;
@@ -268,6 +271,7 @@ class AgentImpl : public Agent {
 #ifdef WARD_HAVE_EBPF
   std::map<std::string, std::unique_ptr<enforce::EbpfEventReader>> readers_;
 #endif
+  std::unique_ptr<BundleDir> pull_;
   std::once_flag shutdown_;
 };
 
@@ -315,6 +319,24 @@ bool AgentImpl::Start(std::string* error) {
   Converge();
   background_ = std::thread([this] { Background(); });
   return true;
+}
+
+bool AgentImpl::StartPull(std::string* error) {
+  if (options_.bundle_dir.empty()) return true;
+  // A file that is not a bundle never reaches Apply: audited here as
+  // Apply audits its refusals.
+  auto refuse = [this](const Caller& caller, const std::string& policy, const std::string& why) {
+    Audit(caller, "apply", policy, "", 0, "refused: " + why);
+    v1::Event e;
+    v1::Refused* r = e.mutable_refused();
+    r->set_method("Apply");
+    r->set_policy(policy);
+    r->set_reason(why);
+    r->set_by(caller.identity);
+    hub_.Publish(std::move(e));
+  };
+  pull_ = BundleDir::Start(options_.bundle_dir, this, refuse, error);
+  return pull_ != nullptr;
 }
 
 // An intent left by a crash: the new bundle is in force when the enforcer's
@@ -837,6 +859,7 @@ void AgentImpl::PollDenials() {
 
 void AgentImpl::Shutdown() {
   std::call_once(shutdown_, [this] {
+    pull_.reset();  // first: its thread calls Apply
     stop_ = true;
     if (background_.joinable()) background_.join();
     hub_.Close();
@@ -850,6 +873,7 @@ std::unique_ptr<Agent> Agent::Open(const AgentOptions& options, std::string* err
   if (!state) return nullptr;
   auto agent = std::make_unique<AgentImpl>(options, std::move(state));
   if (!agent->Start(error)) return nullptr;
+  if (!agent->StartPull(error)) return nullptr;
   return agent;
 }
 
