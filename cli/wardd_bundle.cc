@@ -87,7 +87,9 @@ std::string ConfigMapYaml(const std::string& name, const std::string& ns, const 
   out << YAML::Key << "data" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << key << YAML::Value << YAML::Literal << bundle_file;
   out << YAML::EndMap << YAML::EndMap;
-  return std::string(out.c_str()) + "\n";
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text += '\n';
+  return text;
 }
 
 int Fail(const std::string& message, int code = kUsage) {

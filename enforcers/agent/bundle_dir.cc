@@ -226,22 +226,19 @@ void BundleDir::Handle(const std::string& file, const std::string& bytes) {
                                         "': a bundle file is named after its policy (" + name +
                                         " holds policy " + name + ")");
   }
-  // Already in force (a re-scan, a restart, another key of the ConfigMap
-  // changed): nothing to apply, and no replayed sequence to refuse.
-  v1::GetRequest get;
-  get.set_policy(bundle.policy());
-  v1::GetResponse state;
-  if (agent_->Get(caller, get, &state).ok() && !bundle.sha256().empty() &&
-      state.state().sha256() == bundle.sha256()) {
-    std::cerr << "wardd: " << caller.identity << ": policy " << bundle.policy() << " generation "
-              << state.state().generation() << " is in force already\n";
-    return;
-  }
+  // Even when the bundle in force has this content (a restart, another
+  // key of the ConfigMap changed): Apply answers "unchanged", and records a
+  // higher sequence, so that what the folder says is never older than what
+  // wardd holds to.
   v1::ApplyResponse response;
   const RpcStatus s = agent_->Apply(caller, request, &response);
   if (!s.ok()) {
     // Apply audited it; the generation in force stays.
-    std::cerr << "wardd: " << caller.identity << ": not applied: " << s.message << "\n";
+    const bool refused = s.code == RpcStatus::kInvalidArgument ||
+                         s.code == RpcStatus::kPermissionDenied ||
+                         s.code == RpcStatus::kFailedPrecondition;
+    std::cerr << "wardd: " << caller.identity << ": " << (refused ? "refused: " : "failed: ")
+              << s.message << "\n";
     return;
   }
   std::cerr << "wardd: " << caller.identity << ": " << (response.changed() ? "applied" : "unchanged")

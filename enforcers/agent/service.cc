@@ -349,17 +349,10 @@ bool AgentImpl::Start(std::string* error) {
 
 bool AgentImpl::StartPull(std::string* error) {
   if (options_.bundle_dir.empty()) return true;
-  // A file that is not a bundle never reaches Apply: audited here as
-  // Apply audits its refusals.
+  // A file that is not a bundle never reaches Apply: refused here as
+  // Apply refuses (audited, told to Watch).
   auto refuse = [this](const Caller& caller, const std::string& policy, const std::string& why) {
-    Audit(caller, "apply", policy, "", 0, "refused: " + why);
-    v1::Event e;
-    v1::Refused* r = e.mutable_refused();
-    r->set_method("Apply");
-    r->set_policy(policy);
-    r->set_reason(why);
-    r->set_by(caller.identity);
-    hub_.Publish(std::move(e));
+    Refuse(caller, "Apply", policy, "", Invalid(why));
   };
   pull_ = BundleDir::Start(options_.bundle_dir, this, refuse, error);
   return pull_ != nullptr;
