@@ -188,8 +188,8 @@ void BundleDir::Scan() {
       if (seen_[file] == digest) continue;
       seen_[file] = digest;
       const Caller caller{"bundle-dir:" + dir_ + "/" + file, Role::kOperator};
+      refuse_(caller, "", error);  // audited before it is logged
       std::cerr << "wardd: " << caller.identity << ": refused: " << error << "\n";
-      refuse_(caller, "", error);
       continue;
     }
     const std::string digest = backend::Sha256(bytes);
@@ -213,8 +213,8 @@ void BundleDir::Scan() {
 void BundleDir::Handle(const std::string& file, const std::string& bytes) {
   const Caller caller{"bundle-dir:" + dir_ + "/" + file, Role::kOperator};
   auto refused = [&](const std::string& policy, const std::string& reason) {
+    refuse_(caller, policy, reason);  // audited before it is logged
     std::cerr << "wardd: " << caller.identity << ": refused: " << reason << "\n";
-    refuse_(caller, policy, reason);
   };
   v1::ApplyRequest request;
   std::string error;

@@ -220,8 +220,10 @@ def inner(scratch):
         check('meta skuid %s' % UID in (table() or '') and '10.0.0.0/8 . 443 ' in table(), 'the kernel holds it', str(table()))
 
         b2, _ = compile_bundle(8443, 200)
+        t0 = time.monotonic()
         vol.publish({'web.wardd-bundle.json': b2})
         agent.wait_line(file_id + ': applied policy web, generation 2')
+        print('figure: ..data swapped to generation 2 applied: %.0f ms' % ((time.monotonic() - t0) * 1000))
         p2 = agent.status()['web']
         check(p2['generation'] == 2 and p2['sha256'] != p['sha256'] and '10.0.0.0/8 . 8443 ' in table(),
               'a swap of ..data applies the new bundle: generation 2')
