@@ -17,6 +17,31 @@ trust::SignedScope ScopeOf(const v1::Scope& scope) {
   return {};
 }
 
+void SetScope(const ScopeFlags& scope, v1::Scope* out) {
+  if (scope.cgroup) {
+    out->set_cgroup(*scope.cgroup);
+  } else if (scope.uid) {
+    out->set_uid(static_cast<uint32_t>(*scope.uid));
+  } else {
+    out->set_interface(*scope.interface);
+  }
+}
+
+bool Sign(trust::Statement st, const trust::PrivateKey& key, v1::Signature* out,
+          std::string* error) {
+  st.key_id = key.id();
+  const std::string sig = key.Sign(trust::SigningBytes(st));
+  if (sig.empty()) {
+    *error = "cannot sign with key " + key.id() + " (OpenSSL)";
+    return false;
+  }
+  out->set_key_id(key.id());
+  out->set_sequence(st.sequence);
+  out->set_not_after(st.not_after_ms);
+  out->set_ed25519(sig);
+  return true;
+}
+
 }  // namespace
 
 v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
@@ -31,13 +56,7 @@ v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
     out->set_target(a.target);
     out->set_bytes(a.bytes);
   }
-  if (scope.cgroup) {
-    b.mutable_scope()->set_cgroup(*scope.cgroup);
-  } else if (scope.uid) {
-    b.mutable_scope()->set_uid(static_cast<uint32_t>(*scope.uid));
-  } else {
-    b.mutable_scope()->set_interface(*scope.interface);
-  }
+  SetScope(scope, b.mutable_scope());
   b.set_enforcer(enforcer);
   const trust::SignedScope s = ScopeOf(b.scope());
   b.set_sha256(backend::BundleHash(bundle, s.kind, s.value, enforcer));
@@ -53,18 +72,22 @@ bool SignBundleMessage(v1::Bundle* bundle, const trust::PrivateKey& key, uint64_
   st.sha256 = bundle->sha256();
   st.sequence = sequence;
   st.not_after_ms = not_after_ms;
-  st.key_id = key.id();
-  const std::string sig = key.Sign(trust::SigningBytes(st));
-  if (sig.empty()) {
-    *error = "cannot sign with key " + key.id() + " (OpenSSL)";
-    return false;
-  }
-  v1::Signature* out = bundle->mutable_signature();
-  out->set_key_id(key.id());
-  out->set_sequence(sequence);
-  out->set_not_after(not_after_ms);
-  out->set_ed25519(sig);
-  return true;
+  return Sign(st, key, bundle->mutable_signature(), error);
+}
+
+bool SignedRemoveRequest(const std::string& policy, const ScopeFlags& scope,
+                         const trust::PrivateKey& key, uint64_t sequence, int64_t not_after_ms,
+                         v1::RemoveRequest* out, std::string* error) {
+  out->Clear();
+  out->set_policy(policy);
+  SetScope(scope, out->mutable_scope());
+  trust::Statement st;
+  st.kind = trust::Statement::kRemove;
+  st.policy = policy;
+  st.scope = ScopeOf(out->scope());
+  st.sequence = sequence;
+  st.not_after_ms = not_after_ms;
+  return Sign(st, key, out->mutable_signature(), error);
 }
 
 }  // namespace ward::cli

@@ -27,4 +27,11 @@ v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
 bool SignBundleMessage(v1::Bundle* bundle, const trust::PrivateKey& key, uint64_t sequence,
                        int64_t not_after_ms, std::string* error);
 
+// A signed tombstone for `policy` in force on `scope` (checked by
+// CheckScopeFlags): what `Remove` takes from wardd with --bundle-key (kind
+// kRemove, sha256 ""). False and *error when OpenSSL fails.
+bool SignedRemoveRequest(const std::string& policy, const ScopeFlags& scope,
+                         const trust::PrivateKey& key, uint64_t sequence, int64_t not_after_ms,
+                         v1::RemoveRequest* out, std::string* error);
+
 }  // namespace ward::cli

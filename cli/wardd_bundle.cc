@@ -2,12 +2,13 @@
 // here unchanged (cli/main.cc), so that protobuf stays out of ward-cli:
 //   ward compile FILE -t wardd-bundle --sign-key KEY (--cgroup P|--uid U|--interface I)
 //       [--enforcer nftables|ebpf] [--sequence N] [--valid-for D | --not-after T]
-//       [--namespace NS] [--policy NAME] [--std DIR] -o DIR
+//       [--namespace NS] [--policy NAME] [--std DIR] [--remove] -o DIR
 // writes DIR/NAME.wardd-bundle.json, the signed bundle that `wardd
 // --bundle-dir` applies (enforcers/agent/bundle_file.h), and
 // DIR/NAME.configmap.yaml, a ConfigMap `ward-bundle-NAME` that holds it
-// (packaging/kubernetes/README.md). Same input, --sequence and --not-after:
-// same bytes.
+// (packaging/kubernetes/README.md). With --remove: DIR/NAME.wardd-remove.json,
+// the policy's signed tombstone, and the same ConfigMap holding it instead.
+// Same input, --sequence and --not-after: same bytes.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
@@ -39,6 +40,7 @@ struct BundleFlags {
   std::string enforcer = "nftables";
   std::string ns = "ward-system";
   std::optional<uint64_t> sequence;
+  bool remove = false;
   ScopeFlags scope;
   OutputFlags output;
 };
@@ -69,11 +71,9 @@ std::optional<std::string> ConfigMapName(const std::string& policy) {
 }
 
 std::string ConfigMapYaml(const std::string& name, const std::string& ns, const std::string& key,
-                          const std::string& bundle_file, const v1::Bundle& b) {
+                          const std::string& bundle_file, const std::string& comment) {
   YAML::Emitter out;
-  out << YAML::Comment("ward compile -t wardd-bundle: policy " + b.policy() + ", sha256 " +
-                       b.sha256() + ", sequence " + std::to_string(b.signature().sequence()) +
-                       ", key " + b.signature().key_id());
+  out << YAML::Comment(comment);
   out << YAML::BeginMap;
   out << YAML::Key << "apiVersion" << YAML::Value << "v1";
   out << YAML::Key << "kind" << YAML::Value << "ConfigMap";
@@ -97,11 +97,77 @@ int Fail(const std::string& message, int code = kUsage) {
   return code;
 }
 
+// False after saying why when `policy` cannot name a ConfigMap's key and name.
+bool NameFits(const std::string& policy) {
+  if (policy.find(':') != std::string::npos) {
+    Fail("policy '" + policy +
+         "': a ConfigMap key cannot hold ':' (letters, digits, '-', '_', '.'); nothing written");
+    return false;
+  }
+  if (!ConfigMapName(policy)) {
+    Fail("policy '" + policy +
+         "' gives no valid ConfigMap name (lower case, digits, '-', '.'); nothing written");
+    return false;
+  }
+  return true;
+}
+
+// DIR/POLICY<suffix> and DIR/POLICY.configmap.yaml, both or neither.
+int WriteFiles(const BundleFlags& f, const std::string& policy, const char* suffix,
+               const std::string& file, const std::string& comment) {
+  const std::string key_name = policy + suffix;
+  if (file.size() > kConfigMapLimit) {
+    return Fail(key_name + " would be " + std::to_string(file.size()) +
+                " bytes, and a ConfigMap holds at most 1 MiB (1048576 bytes); nothing written");
+  }
+  const fs::path out(f.out_dir);
+  const std::string file_path = (out / key_name).string();
+  const std::string yaml_path = (out / (policy + ".configmap.yaml")).string();
+  enforce::StagedFiles staged(/*create_folders=*/true);
+  std::string error;
+  if (!staged.Stage(file_path, file, &error) ||
+      !staged.Stage(yaml_path, ConfigMapYaml(*ConfigMapName(policy), f.ns, key_name, file, comment),
+                    &error)) {
+    return Fail("cannot write " + error + "; nothing written");
+  }
+  if (!staged.Commit(&error)) return Fail("cannot write " + error);
+  std::cout << file_path << "\n" << yaml_path << "\n";
+  return kOk;
+}
+
+// --remove: the policy's signed tombstone, in a ConfigMap of the same name
+// as its bundle's, so that applying it replaces the bundle.
+int WriteTombstone(const BundleFlags& f, const trust::PrivateKey& key, uint64_t sequence,
+                   int64_t not_after_ms) {
+  std::string policy;
+  if (f.file.empty()) {
+    policy = *f.policy;
+  } else {
+    int exit_code = kOk;
+    auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
+    if (!loaded) return exit_code;
+    policy = loaded->ir.name;
+  }
+  if (!NameFits(policy)) return kUsage;
+  v1::RemoveRequest request;
+  std::string error, file;
+  if (!SignedRemoveRequest(policy, f.scope, key, sequence, not_after_ms, &request, &error) ||
+      !agent::WriteRemoveFile(request, &file, &error)) {
+    return Fail(error + "; nothing written");
+  }
+  return WriteFiles(f, policy, agent::kRemoveFileSuffix, file,
+                    "ward compile -t wardd-bundle --remove: policy " + policy + ", sequence " +
+                        std::to_string(sequence) + ", key " + key.id());
+}
+
 int RunBundle(const BundleFlags& f) {
   if (f.target != "wardd-bundle") {
     return Fail("-t wardd-bundle is a target of its own: compile other targets separately");
   }
-  if (f.file.empty() || f.out_dir.empty()) return Fail("FILE and -o DIR are required");
+  if ((f.file.empty() && !(f.remove && f.policy)) || f.out_dir.empty()) {
+    return Fail(f.remove ? "FILE or --policy NAME, and -o DIR, are required"
+                         : "FILE and -o DIR are required");
+  }
   if (f.sign_key.empty()) {
     return Fail("-t wardd-bundle needs --sign-key KEY: wardd --bundle-dir applies signed bundles only");
   }
@@ -129,6 +195,9 @@ int RunBundle(const BundleFlags& f) {
   auto key = trust::PrivateKey::Load(f.sign_key, &error);
   if (!key) return Fail("--sign-key: " + error);
 
+  const uint64_t sequence = f.sequence.value_or(static_cast<uint64_t>(now_ms));
+  if (f.remove) return WriteTombstone(f, *key, sequence, not_after_ms);
+
   int exit_code = kOk;
   auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
   if (!loaded) return exit_code;
@@ -149,39 +218,17 @@ int RunBundle(const BundleFlags& f) {
   }
   if (!compiled) return Fail("nothing written", kFound);
 
-  const std::string key_name = bundle.policy + agent::kBundleFileSuffix;
-  if (bundle.policy.find(':') != std::string::npos) {
-    return Fail("policy '" + bundle.policy +
-                "': a ConfigMap key cannot hold ':' (letters, digits, '-', '_', '.'); nothing written");
-  }
-  const std::optional<std::string> cm_name = ConfigMapName(bundle.policy);
-  if (!cm_name) {
-    return Fail("policy '" + bundle.policy +
-                "' gives no valid ConfigMap name (lower case, digits, '-', '.'); nothing written");
-  }
+  if (!NameFits(bundle.policy)) return kUsage;
   v1::Bundle message = BundleMessage(bundle, f.scope, f.enforcer);
-  if (!SignBundleMessage(&message, *key, f.sequence.value_or(static_cast<uint64_t>(now_ms)),
-                         not_after_ms, &error)) {
+  if (!SignBundleMessage(&message, *key, sequence, not_after_ms, &error)) {
     return Fail(error + "; nothing written");
   }
   std::string file;
   if (!agent::WriteBundleFile(message, &file, &error)) return Fail(error + "; nothing written");
-  if (file.size() > kConfigMapLimit) {
-    return Fail(key_name + " would be " + std::to_string(file.size()) +
-                " bytes, and a ConfigMap holds at most 1 MiB (1048576 bytes); nothing written");
-  }
-
-  const fs::path out(f.out_dir);
-  const std::string bundle_path = (out / key_name).string();
-  const std::string yaml_path = (out / (bundle.policy + ".configmap.yaml")).string();
-  enforce::StagedFiles staged(/*create_folders=*/true);
-  if (!staged.Stage(bundle_path, file, &error) ||
-      !staged.Stage(yaml_path, ConfigMapYaml(*cm_name, f.ns, key_name, file, message), &error)) {
-    return Fail("cannot write " + error + "; nothing written");
-  }
-  if (!staged.Commit(&error)) return Fail("cannot write " + error);
-  std::cout << bundle_path << "\n" << yaml_path << "\n";
-  return kOk;
+  return WriteFiles(f, bundle.policy, agent::kBundleFileSuffix, file,
+                    "ward compile -t wardd-bundle: policy " + message.policy() + ", sha256 " +
+                        message.sha256() + ", sequence " + std::to_string(sequence) + ", key " +
+                        key->id());
 }
 
 }  // namespace
@@ -206,6 +253,8 @@ int main(int argc, char** argv) {
                   "the signature's sequence (default: now, in Unix milliseconds)");
   cmd->add_option("--valid-for", f->valid_for, "how long the signature holds (default 7d)");
   cmd->add_option("--not-after", f->not_after, "or until when, UTC (2026-12-09T00:00:00Z)");
+  cmd->add_flag("--remove", f->remove,
+                "a signed tombstone that removes the policy (FILE's, or --policy NAME) instead");
   cmd->add_option("--namespace", f->ns, "the ConfigMap's namespace")->capture_default_str();
   cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
   cmd->add_option("--std", f->std_dir, "standard library folder");

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -174,10 +175,14 @@ void BundleDir::Scan() {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
       // `..data`, `..TIMESTAMP` and other dot files are the volume's own.
-      if (name[0] != '.' && EndsWith(name, kBundleFileSuffix)) files.push_back(name);
+      if (name[0] != '.' && (EndsWith(name, kBundleFileSuffix) || EndsWith(name, kRemoveFileSuffix)))
+        files.push_back(name);
     }
     closedir(d);
   }
+  // In name order: a policy's bundle before its tombstone. Which of them
+  // wins is the sequences' to say, whatever the order.
+  std::sort(files.begin(), files.end());
   std::set<std::string> present;
   for (const std::string& file : files) {
     present.insert(file);
@@ -195,7 +200,11 @@ void BundleDir::Scan() {
     const std::string digest = backend::Sha256(bytes);
     if (seen_[file] == digest) continue;
     seen_[file] = digest;
-    Handle(file, bytes);
+    if (EndsWith(file, kRemoveFileSuffix)) {
+      HandleRemove(file, bytes);
+    } else {
+      Handle(file, bytes);
+    }
   }
   close(dir_fd);
   for (auto it = seen_.begin(); it != seen_.end();) {
@@ -208,6 +217,44 @@ void BundleDir::Scan() {
                  "tombstone: ward remove --sign-key)\n";
     it = seen_.erase(it);
   }
+}
+
+void BundleDir::HandleRemove(const std::string& file, const std::string& bytes) {
+  const Caller caller{"bundle-dir:" + dir_ + "/" + file, Role::kOperator};
+  auto refused = [&](const std::string& policy, const std::string& reason) {
+    refuse_(caller, policy, reason);  // audited before it is logged
+    std::cerr << "wardd: " << caller.identity << ": refused: " << reason << "\n";
+  };
+  v1::RemoveRequest request;
+  std::string error;
+  if (!ParseRemoveFile(bytes, &request, &error)) return refused("", error);
+  const std::string name = file.substr(0, file.size() - std::strlen(kRemoveFileSuffix));
+  if (request.policy() != name) {
+    return refused(request.policy(), "the file " + file + " removes policy '" + request.policy() +
+                                         "'; a tombstone file is named after its policy (" +
+                                         request.policy() + kRemoveFileSuffix + ")");
+  }
+  // Not in force (removed before this start, or never applied here):
+  // nothing to do, and its sequence, spent already, is not refused again.
+  v1::GetRequest get;
+  get.set_policy(name);
+  v1::GetResponse state;
+  if (agent_->Get(caller, get, &state).code == RpcStatus::kNotFound) {
+    std::cerr << "wardd: " << caller.identity << ": policy " << name
+              << " is not in force; nothing to remove\n";
+    return;
+  }
+  v1::RemoveResponse response;
+  const RpcStatus s = agent_->Remove(caller, request, &response);
+  if (!s.ok()) {
+    const bool refused = s.code == RpcStatus::kInvalidArgument ||
+                         s.code == RpcStatus::kPermissionDenied;
+    std::cerr << "wardd: " << caller.identity << ": " << (refused ? "refused: " : "failed: ")
+              << s.message << "\n";
+    return;
+  }
+  std::cerr << "wardd: " << caller.identity << ": "
+            << (response.removed() ? "removed policy " : "not in force: policy ") << name << "\n";
 }
 
 void BundleDir::Handle(const std::string& file, const std::string& bytes) {
@@ -223,8 +270,8 @@ void BundleDir::Handle(const std::string& file, const std::string& bytes) {
   const std::string name = file.substr(0, file.size() - std::strlen(kBundleFileSuffix));
   if (bundle.policy() != name) {
     return refused(bundle.policy(), "the file " + file + " holds policy '" + bundle.policy() +
-                                        "': a bundle file is named after its policy (" + name +
-                                        " holds policy " + name + ")");
+                                        "'; a bundle file is named after its policy (" +
+                                        bundle.policy() + kBundleFileSuffix + ")");
   }
   // Even when the bundle in force has this content (a restart, another
   // key of the ConfigMap changed): Apply answers "unchanged", and records a

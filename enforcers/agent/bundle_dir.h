@@ -7,7 +7,8 @@
 // caller "bundle-dir:DIR/FILE" (operator): the same checks, signature
 // included, and the same audit as a push. A file that is not a bundle at
 // all is refused through `refuse` (audited by the service). Nothing is
-// ever removed because a file went away.
+// ever removed because a file went away: only a signed tombstone,
+// NAME.wardd-remove.json (a RemoveRequest), goes to Agent::Remove.
 #pragma once
 
 #include <chrono>
@@ -44,6 +45,7 @@ class BundleDir {
   void Run();
   void Scan();
   void Handle(const std::string& file, const std::string& bytes);
+  void HandleRemove(const std::string& file, const std::string& bytes);
 
   const std::string dir_;
   Agent* const agent_;

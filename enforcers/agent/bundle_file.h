@@ -15,6 +15,8 @@ namespace v1 = ::ward::agent::v1;
 
 // NAME.wardd-bundle.json, NAME being the bundle's policy.
 inline constexpr char kBundleFileSuffix[] = ".wardd-bundle.json";
+// NAME.wardd-remove.json: a signed tombstone, a RemoveRequest.
+inline constexpr char kRemoveFileSuffix[] = ".wardd-remove.json";
 // A bundle file larger than this is refused unread (wardd's message limit).
 inline constexpr size_t kMaxBundleFile = 64u << 20;
 
@@ -26,5 +28,8 @@ bool ParseBundleFile(const std::string& bytes, v1::Bundle* out, std::string* err
 // 64-bit integers as strings, indented, a final newline. Same bundle, same
 // bytes.
 bool WriteBundleFile(const v1::Bundle& bundle, std::string* out, std::string* error);
+// The same for a tombstone file (policy, scope, signature).
+bool ParseRemoveFile(const std::string& bytes, v1::RemoveRequest* out, std::string* error);
+bool WriteRemoveFile(const v1::RemoveRequest& request, std::string* out, std::string* error);
 
 }  // namespace ward::agent

@@ -20,7 +20,10 @@ folder deleted). Asserted:
 - a valid bundle after them applies (generation 3): the refusals left no mark;
 - a bundle that disappears removes nothing; a wardd restarted on the same
   folder finds its bundle in force (one audited "unchanged") and refuses
-  nothing.
+  nothing;
+- a tombstone (ward compile --remove) in the bundle's place: foreign-key and
+  wrong-scope ones refused, the signed one removes the policy and its table;
+  the older bundle put back is refused (its sequence is spent).
 Usage: pull_test.py WARD WARDD SOURCE_DIR
 """
 import json
@@ -266,7 +269,7 @@ def inner(scratch):
         mark = agent.mark()
         vol.publish({'web.wardd-bundle.json': b2, 'other.wardd-bundle.json': b3})
         i = agent.wait_line('bundle-dir:%s/other.wardd-bundle.json: refused: ' % vol.path, mark)
-        check("the file other.wardd-bundle.json holds policy 'web'" in agent.lines[i],
+        check(agent.lines[i].endswith("refused: the file other.wardd-bundle.json holds policy 'web'; a bundle file is named after its policy (web.wardd-bundle.json)"),
               'a bundle file named after another policy: refused', agent.lines[i])
         check(agent.status()['web']['generation'] == 2, '... and nothing changed')
 
@@ -294,11 +297,56 @@ def inner(scratch):
         check(agent.status()['web']['generation'] == 3, 'restarted on the same folder: generation 3')
         check(not any('refused' in l or 'applied' in l for l in agent.lines),
               'restarted: nothing applied or refused again', '\n'.join(agent.lines))
+        time.sleep(0.2)
+        records = [r for r in audit_records(agent.state)[before:] if r.get('who') == file_id]
+        check([r.get('result') for r in records] == ['unchanged'],
+              'restarted: the folder\'s bundle audited once, unchanged', json.dumps(records))
+
+        # Removal: a signed tombstone in the bundle's place (the same ConfigMap).
+        def tombstone(sequence, key='ops', uid=UID):
+            out = os.path.join(scratch, 'rm-%d-%s-%s' % (sequence, key, uid))
+            r = run(WARD, 'compile', '-t', 'wardd-bundle', '--remove', '--policy', 'web', '--sign-key',
+                    keys[key], '--uid', uid, '--sequence', str(sequence), '--not-after', NOT_AFTER, '-o', out)
+            check(r.stdout == '%s/web.wardd-remove.json\n%s/web.configmap.yaml\n' % (out, out),
+                  'ward compile --remove writes the tombstone and its ConfigMap (%d, %s, uid %s)'
+                  % (sequence, key, uid), r.stdout + r.stderr)
+            with open(os.path.join(out, 'web.configmap.yaml')) as f:
+                cm = yaml.safe_load(f)
+            with open(os.path.join(out, 'web.wardd-remove.json'), 'rb') as f:
+                data = f.read()
+            check(cm['metadata']['name'] == 'ward-bundle-web' and
+                  cm['data'] == {'web.wardd-remove.json': data.decode()},
+                  'its ConfigMap replaces the bundle\'s: ward-bundle-web, the tombstone as its one key')
+            return data
+
+        rm_id = 'bundle-dir:%s/web.wardd-remove.json' % vol.path
+        for what, data, reason in (
+                ('a foreign-key tombstone', tombstone(400, key='foreign'), "remove.signature.key_id: '%s' is "
+                 "not a key this wardd holds" % foreign_id),
+                ('a tombstone for another scope', tombstone(400, uid='1'),
+                 "remove.scope: uid '1' is not the scope of 'web' in force (uid '%s')" % UID)):
+            mark = agent.mark()
+            vol.publish({'web.wardd-remove.json': data})
+            i = agent.wait_line(rm_id + ': ', mark)
+            check(agent.lines[i] == 'wardd: %s: refused: %s' % (rm_id, reason), '%s: refused' % what,
+                  agent.lines[i])
+            check(agent.status()['web']['generation'] == 3 and '10.0.0.0/8 . 9443 ' in table(),
+                  '%s: nothing removed' % what)
+        mark = agent.mark()
+        vol.publish({'web.wardd-remove.json': tombstone(400)})
+        agent.wait_line(rm_id + ': removed policy web', mark)
+        check('web' not in agent.status() and table() is None, 'a signed tombstone removes the policy and its table')
+        records = [r for r in audit_records(agent.state) if r.get('who') == rm_id]
+        check(records and records[-1].get('result') == 'ok', 'the removal audited, the file as the caller')
+        mark = agent.mark()
+        vol.publish({'web.wardd-bundle.json': b3})
+        i = agent.wait_line(file_id + ': ', mark)
+        check(agent.lines[i] == "wardd: %s: refused: bundle.signature.sequence: 300 is not higher than 400, the "
+              "highest this wardd accepted for 'web' (a replay or a rollback)" % file_id,
+              'the bundle before the tombstone, again: refused', agent.lines[i])
+        check('web' not in agent.status() and table() is None, '... and nothing applied')
     finally:
         rc = agent.stop()
-    records = [r for r in audit_records(agent.state)[before:] if r.get('who') == file_id]
-    check([r.get('result') for r in records] == ['unchanged'],
-          'restarted: the folder\'s bundle audited once, unchanged', json.dumps(records))
     check(rc == 0, 'wardd exits 0 on SIGTERM')
     print('PASS')
 
