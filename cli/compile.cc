@@ -67,7 +67,7 @@ bool ResolveTargets(const std::string& spec, std::vector<const backend::Backend*
       std::cerr << "ward compile: unknown target '" << name << "'; known targets:";
       for (const backend::Backend* b : backend::AllBackends()) std::cerr << " " << b->name();
       for (const backend::Profile& p : backend::AllProfiles()) std::cerr << " " << p.name;
-      std::cerr << " (ward compile -t help)\n";
+      std::cerr << " " << kWarddBundleTarget << " (ward compile -t help)\n";
       return false;
     }
   }

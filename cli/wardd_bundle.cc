@@ -9,12 +9,12 @@
 // (packaging/kubernetes/README.md). With --remove: DIR/NAME.wardd-remove.json,
 // the policy's signed tombstone, and the same ConfigMap holding it instead.
 // Same input, --sequence and --not-after: same bytes.
+#include <yaml-cpp/yaml.h>
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <iostream>
-#include <yaml-cpp/yaml.h>
 
 #include "backends/bundle.h"
 #include "backends/registry.h"
@@ -62,8 +62,8 @@ std::optional<std::string> ConfigMapName(const std::string& policy) {
     return std::nullopt;
   }
   for (char c : name) {
-    if (!std::islower(static_cast<unsigned char>(c)) && !std::isdigit(static_cast<unsigned char>(c)) &&
-        c != '-' && c != '.') {
+    if (!std::islower(static_cast<unsigned char>(c)) &&
+        !std::isdigit(static_cast<unsigned char>(c)) && c != '-' && c != '.') {
       return std::nullopt;
     }
   }
@@ -169,7 +169,8 @@ int RunBundle(const BundleFlags& f) {
                          : "FILE and -o DIR are required");
   }
   if (f.sign_key.empty()) {
-    return Fail("-t wardd-bundle needs --sign-key KEY: wardd --bundle-dir applies signed bundles only");
+    return Fail(
+        "-t wardd-bundle needs --sign-key KEY: wardd --bundle-dir applies signed bundles only");
   }
   if (!CheckScopeFlags("compile", f.scope)) return kUsage;
   if (f.enforcer != "nftables" && f.enforcer != "ebpf") {
@@ -184,7 +185,9 @@ int RunBundle(const BundleFlags& f) {
   int64_t not_after_ms = 0;
   if (f.not_after) {
     auto t = ParseUtc(*f.not_after);
-    if (!t) return Fail("--not-after: '" + *f.not_after + "' is not a UTC time such as 2026-12-09T00:00:00Z");
+    if (!t)
+      return Fail("--not-after: '" + *f.not_after +
+                  "' is not a UTC time such as 2026-12-09T00:00:00Z");
     not_after_ms = *t;
   } else {
     auto d = trust::ParseDuration(f.valid_for.value_or("7d"));

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <set>
@@ -32,7 +32,8 @@ constexpr uint32_t kEvents = IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_CLOSE_
 constexpr int kQuietMs = 50;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The file's bytes in one read of one open file: the open resolves NAME ->
@@ -175,7 +176,8 @@ void BundleDir::Scan() {
     while (dirent* e = readdir(d)) {
       const std::string name = e->d_name;
       // `..data`, `..TIMESTAMP` and other dot files are the volume's own.
-      if (name[0] != '.' && (EndsWith(name, kBundleFileSuffix) || EndsWith(name, kRemoveFileSuffix)))
+      if (name[0] != '.' &&
+          (EndsWith(name, kBundleFileSuffix) || EndsWith(name, kRemoveFileSuffix)))
         files.push_back(name);
     }
     closedir(d);
@@ -247,8 +249,8 @@ void BundleDir::HandleRemove(const std::string& file, const std::string& bytes) 
   v1::RemoveResponse response;
   const RpcStatus s = agent_->Remove(caller, request, &response);
   if (!s.ok()) {
-    const bool refused = s.code == RpcStatus::kInvalidArgument ||
-                         s.code == RpcStatus::kPermissionDenied;
+    const bool refused =
+        s.code == RpcStatus::kInvalidArgument || s.code == RpcStatus::kPermissionDenied;
     std::cerr << "wardd: " << caller.identity << ": " << (refused ? "refused: " : "failed: ")
               << s.message << "\n";
     return;
@@ -288,8 +290,9 @@ void BundleDir::Handle(const std::string& file, const std::string& bytes) {
               << s.message << "\n";
     return;
   }
-  std::cerr << "wardd: " << caller.identity << ": " << (response.changed() ? "applied" : "unchanged")
-            << " policy " << bundle.policy() << ", generation " << response.generation() << "\n";
+  std::cerr << "wardd: " << caller.identity << ": "
+            << (response.changed() ? "applied" : "unchanged") << " policy " << bundle.policy()
+            << ", generation " << response.generation() << "\n";
 }
 
 }  // namespace ward::agent

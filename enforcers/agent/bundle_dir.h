@@ -32,9 +32,9 @@ class BundleDir {
   // Watches `dir` (inotify) and applies what is there, then what changes,
   // from a thread of its own; a re-scan every `rescan` as a backstop.
   // nullptr and *error when `dir` is not a folder that can be watched.
-  static std::unique_ptr<BundleDir> Start(const std::string& dir, Agent* agent, Refuse refuse,
-                                          std::string* error,
-                                          std::chrono::milliseconds rescan = std::chrono::seconds(30));
+  static std::unique_ptr<BundleDir> Start(
+      const std::string& dir, Agent* agent, Refuse refuse, std::string* error,
+      std::chrono::milliseconds rescan = std::chrono::seconds(30));
   ~BundleDir();
   BundleDir(const BundleDir&) = delete;
   BundleDir& operator=(const BundleDir&) = delete;

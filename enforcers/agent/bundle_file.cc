@@ -11,7 +11,8 @@ bool Parse(const std::string& bytes, google::protobuf::Message* out, std::string
   out->Clear();
   const auto status = google::protobuf::util::JsonStringToMessage(bytes, out, options);
   if (!status.ok()) {
-    *error = "not a " + std::string(out->GetDescriptor()->name() == "Bundle" ? "bundle" : "tombstone") +
+    *error = "not a " +
+             std::string(out->GetDescriptor()->name() == "Bundle" ? "bundle" : "tombstone") +
              " file (the JSON mapping of " + out->GetDescriptor()->full_name() +
              "): " + std::string(status.message());
     return false;

@@ -179,6 +179,17 @@ def inner(scratch):
     b1, cm1 = compile_bundle(443, 100)
     again, cm_again = compile_bundle(443, 100, out=os.path.join(scratch, 'again'))
     check(again == b1 and cm_again == cm1, 'same input and --sequence: the same bytes, bundle and ConfigMap')
+    for spelling in (['--target=wardd-bundle'], ['-twardd-bundle'], ['--target', 'wardd-bundle']):
+        out = os.path.join(scratch, 'spelling')
+        run(WARD, 'compile', os.path.join(scratch, 'web443.ward'), *spelling, '--sign-key', keys['ops'],
+            '--uid', UID, '--sequence', '100', '--not-after', NOT_AFTER, '-o', out)
+        with open(os.path.join(out, 'web.wardd-bundle.json'), 'rb') as f:
+            check(f.read() == b1, 'ward compile %s: the same bundle' % ' '.join(spelling))
+    r = run(WARD, 'compile', os.path.join(scratch, 'web443.ward'), '-t', 'nftables,wardd-bundle', '-o',
+            os.path.join(scratch, 'mixed'), want=2)
+    check(r.stderr == 'ward compile: -t wardd-bundle is a target of its own: compile other targets '
+          'separately\n' and not os.path.exists(os.path.join(scratch, 'mixed')),
+          '-t nftables,wardd-bundle: refused, nothing written', r.stderr)
     other, _ = compile_bundle(443, 101)
     check(other != b1, 'another --sequence: other bytes')
     cm = yaml.safe_load(cm1)
