@@ -39,8 +39,11 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 // The file's bytes in one read of one open file: the open resolves NAME ->
 // ..data/NAME -> ..TIMESTAMP/NAME once, and the kubelet never writes into a
 // folder it has published, so the bytes are one version's, whole.
-bool ReadFile(int dir_fd, const std::string& name, std::string* out, std::string* error) {
+// *gone: the name, or the link's target, no longer exists.
+bool ReadFile(int dir_fd, const std::string& name, std::string* out, std::string* error,
+              bool* gone) {
   const int fd = openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  *gone = fd < 0 && errno == ENOENT;
   if (fd < 0) {
     *error = std::string("cannot open: ") + std::strerror(errno);
     return false;
@@ -187,9 +190,13 @@ void BundleDir::Scan() {
   std::sort(files.begin(), files.end());
   std::set<std::string> present;
   for (const std::string& file : files) {
-    present.insert(file);
     std::string bytes, error;
-    if (!ReadFile(dir_fd, file, &bytes, &error)) {
+    bool gone = false;
+    if (!ReadFile(dir_fd, file, &bytes, &error, &gone)) {
+      // Between the kubelet's swap of ..data and its removal of the key's
+      // link, NAME dangles: the key is gone, not broken.
+      if (gone) continue;
+      present.insert(file);
       // Refused once per version of the error, not every re-scan.
       const std::string digest = "error:" + error;
       if (seen_[file] == digest) continue;
@@ -199,6 +206,7 @@ void BundleDir::Scan() {
       std::cerr << "wardd: " << caller.identity << ": refused: " << error << "\n";
       continue;
     }
+    present.insert(file);
     const std::string digest = backend::Sha256(bytes);
     if (seen_[file] == digest) continue;
     seen_[file] = digest;
