@@ -379,8 +379,12 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
   }
   const bool new_in_force = held && (!intent.kernel_held || generation != intent.kernel_generation);
   if (new_in_force) {
-    PolicyRecord r{intent.policy,   intent.sha256, intent.generation,
-                   intent.enforcer, NowRfc3339(),  false,
+    PolicyRecord r{intent.policy,
+                   intent.sha256,
+                   intent.generation,
+                   intent.enforcer,
+                   NowRfc3339(),
+                   false,
                    std::max(intent.sequence, committed ? committed->sequence : 0)};
     if (!state_->WriteRecord(r, &error)) {
       std::cerr << "wardd: policy." << intent.policy << ": " << error << "\n";
@@ -446,8 +450,8 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   // the sequence recorded, so that older statements stay refused.
   auto unchanged = [&](Managed& m) {
     if (checked) {
-      if (RpcStatus s = CheckSequence("bundle.signature", name, verified.sequence,
-                                      sequences_[name], true);
+      if (RpcStatus s =
+              CheckSequence("bundle.signature", name, verified.sequence, sequences_[name], true);
           !s.ok()) {
         return Refuse(caller, "Apply", name, bundle.sha256(), s);
       }
@@ -647,8 +651,8 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   }
   // A crash before this record is written leaves the policy desired: the
   // next start applies it again (the remove did not happen).
-  PolicyRecord tombstone{name,         "",   m.record.generation, m.record.enforcer,
-                         NowRfc3339(), true, sequence};
+  PolicyRecord tombstone{name, "",      m.record.generation, m.record.enforcer, NowRfc3339(),
+                         true, sequence};
   if (!state_->WriteRecord(tombstone, &error)) {
     PublishError(name + ": removed, but not recorded: " + error);
     return Status(RpcStatus::kInternal, "removed, but not recorded: " + error);

@@ -39,23 +39,30 @@ std::string ContentHash(const v1::Bundle& b, const trust::SignedScope& scope) {
   return backend::BundleHash(out, scope.kind, scope.value, b.enforcer());
 }
 
-// The checks bundles and tombstones share: a signature of the right shape,
-// by a key held, over `statement` (its key id and sequence filled in here),
-// not expired. `field`: "bundle.signature" or "remove.signature".
-RpcStatus CheckStatement(const BundleKeys& keys, const std::string& field, bool present,
-                         const v1::Signature& sig, trust::Statement statement, int64_t now_ms,
-                         Verified* out) {
+// The checks bundles and tombstones share, first: a signature of the right
+// shape, by a key held. `field`: "bundle.signature" or "remove.signature".
+RpcStatus CheckShape(const BundleKeys& keys, const std::string& field, bool present,
+                     const v1::Signature& sig, trust::Statement::Kind kind) {
   if (!present) {
     return Denied(field + ": missing: this wardd takes only signed " +
-                  (statement.kind == trust::Statement::kBundle ? "bundles" : "removals"));
+                  (kind == trust::Statement::kBundle ? "bundles" : "removals"));
   }
   if (sig.key_id().empty()) return Denied(field + ".key_id: missing");
-  const trust::PublicKey* key = keys.Find(sig.key_id());
-  if (!key) return Denied(field + ".key_id: '" + sig.key_id() + "' is not a key this wardd holds");
+  if (!keys.Find(sig.key_id())) {
+    return Denied(field + ".key_id: '" + sig.key_id() + "' is not a key this wardd holds");
+  }
   if (sig.ed25519().size() != 64) {
     return Invalid(field + ".ed25519: " + std::to_string(sig.ed25519().size()) +
                    " bytes, not the 64 of an Ed25519 signature");
   }
+  return {};
+}
+
+// Then: the signature is over `statement` (its key id, sequence and
+// not_after filled in here from the signature), and not expired.
+RpcStatus CheckStatement(const BundleKeys& keys, const std::string& field, const v1::Signature& sig,
+                         trust::Statement statement, int64_t now_ms, Verified* out) {
+  const trust::PublicKey* key = keys.Find(sig.key_id());
   statement.sequence = sig.sequence();
   statement.not_after_ms = sig.not_after();
   statement.key_id = sig.key_id();
@@ -119,27 +126,33 @@ bool SignedScopeOf(const v1::Scope& scope, trust::SignedScope* out) {
 
 RpcStatus CheckBundleSignature(const BundleKeys& keys, const v1::Bundle& bundle, int64_t now_ms,
                                Verified* out) {
+  if (RpcStatus st = CheckShape(keys, "bundle.signature", bundle.has_signature(),
+                                bundle.signature(), trust::Statement::kBundle);
+      !st.ok()) {
+    return st;
+  }
   trust::Statement s;
   s.kind = trust::Statement::kBundle;
   s.policy = bundle.policy();
-  if (bundle.has_signature() && !SignedScopeOf(bundle.scope(), &s.scope)) {
-    return Invalid("bundle.scope: missing");
-  }
+  if (!SignedScopeOf(bundle.scope(), &s.scope)) return Invalid("bundle.scope: missing");
   s.sha256 = ContentHash(bundle, s.scope);
-  return CheckStatement(keys, "bundle.signature", bundle.has_signature(), bundle.signature(), s,
-                        now_ms, out);
+  return CheckStatement(keys, "bundle.signature", bundle.signature(), s, now_ms, out);
 }
 
 RpcStatus CheckRemoveSignature(const BundleKeys& keys, const v1::RemoveRequest& request,
                                int64_t now_ms, Verified* out) {
+  if (RpcStatus st = CheckShape(keys, "remove.signature", request.has_signature(),
+                                request.signature(), trust::Statement::kRemove);
+      !st.ok()) {
+    return st;
+  }
   trust::Statement s;
   s.kind = trust::Statement::kRemove;
   s.policy = request.policy();
-  if (request.has_signature() && !SignedScopeOf(request.scope(), &s.scope)) {
+  if (!SignedScopeOf(request.scope(), &s.scope)) {
     return Invalid("remove.scope: missing: a signed removal names the policy's scope");
   }
-  return CheckStatement(keys, "remove.signature", request.has_signature(), request.signature(), s,
-                        now_ms, out);
+  return CheckStatement(keys, "remove.signature", request.signature(), s, now_ms, out);
 }
 
 RpcStatus CheckTombstoneScope(const v1::RemoveRequest& request, const v1::Scope& in_force) {

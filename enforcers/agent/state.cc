@@ -214,7 +214,7 @@ bool State::WriteRecord(const PolicyRecord& r, std::string* error) {
   const nlohmann::ordered_json j = {{"version", 1},           {"policy", r.policy},
                                     {"sha256", r.sha256},     {"generation", r.generation},
                                     {"enforcer", r.enforcer}, {"applied_at", r.applied_at},
-                                    {"removed", r.removed},           {"sequence", r.sequence}};
+                                    {"removed", r.removed},   {"sequence", r.sequence}};
   return enforce::WriteStateFile(dir_fd_, "policy." + r.policy, j.dump() + "\n", error);
 }
 
