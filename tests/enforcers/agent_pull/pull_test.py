@@ -224,6 +224,16 @@ def inner(scratch):
     check(os.readlink(os.path.join(vol.path, 'web.wardd-bundle.json')) == '..data/web.wardd-bundle.json',
           'the volume: NAME -> ..data/NAME -> ..TIMESTAMP/NAME')
     os.mkdir(os.path.join(scratch, 'sock'), 0o700)
+    for missing, why in ((os.path.join(scratch, 'nope'), 'No such file or directory'),
+                         (os.path.join(scratch, 'ops.pub'), 'Not a directory')):
+        r = run(WARDD, '--state-dir', os.path.join(scratch, 'state-x'), '--listen',
+                'unix://' + os.path.join(scratch, 'sock', 'x.sock'), '--bundle-key',
+                os.path.join(scratch, 'ops.pub'), '--bundle-dir', missing, want=1)
+        check(r.stderr.endswith('wardd: --bundle-dir %s: cannot watch: %s\n' % (missing, why)),
+              '--bundle-dir that is not a folder (%s): wardd stops at start, exit 1' % why, r.stderr)
+    r = run(WARDD, '--state-dir', os.path.join(scratch, 'state-x'), '--bundle-dir', vol.path, want=2)
+    check(r.stderr == 'wardd: --bundle-dir needs --bundle-key: pulled bundles are applied only when signed\n',
+          '--bundle-dir without --bundle-key: exit 2', r.stderr)
     agent = Agent(scratch, vol.path, os.path.join(scratch, 'ops.pub'))
     file_id = 'bundle-dir:%s/web.wardd-bundle.json' % vol.path
     try:
