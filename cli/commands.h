@@ -14,6 +14,9 @@ void AddIrCommand(CLI::App& app, int* exit_code);
 void AddExplainCommand(CLI::App& app, int* exit_code);
 // Registers `ward compile`.
 void AddCompileCommand(CLI::App& app, int* exit_code);
+// `ward compile ... -t wardd-bundle`: a command line for ward-bundle
+// (cli/wardd_bundle.cc), which has protobuf; ward-cli has not.
+bool IsWarddBundleCompile(int argc, char** argv);
 void AddDiffCommand(CLI::App& app, int* exit_code);
 // Registers `ward import`.
 void AddImportCommand(CLI::App& app, int* exit_code);

@@ -17,6 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kWarddBundleTarget = "wardd-bundle";
+
 struct CompileFlags {
   std::string file;
   std::optional<std::string> policy;
@@ -37,6 +39,8 @@ void PrintTargets() {
     }
     std::cout << "  " << b->name() << " - " << b->description() << " (enforces " << covers << ")\n";
   }
+  std::cout << "  wardd-bundle - a signed bundle for wardd --bundle-dir and a ConfigMap for it, by "
+               "itself (ward compile -t wardd-bundle --help)\n";
   std::cout << "profiles (promise the whole policy; --partial to allow gaps):\n";
   if (backend::AllProfiles().empty()) std::cout << "  none yet\n";
   for (const backend::Profile& p : backend::AllProfiles()) {
@@ -63,7 +67,7 @@ bool ResolveTargets(const std::string& spec, std::vector<const backend::Backend*
       std::cerr << "ward compile: unknown target '" << name << "'; known targets:";
       for (const backend::Backend* b : backend::AllBackends()) std::cerr << " " << b->name();
       for (const backend::Profile& p : backend::AllProfiles()) std::cerr << " " << p.name;
-      std::cerr << " (ward compile -t help)\n";
+      std::cerr << " " << kWarddBundleTarget << " (ward compile -t help)\n";
       return false;
     }
   }
@@ -138,7 +142,36 @@ int RunCompile(const CompileFlags& flags) {
   return kOk;
 }
 
+// One `-t`/`--target` value names wardd-bundle.
+bool NamesWarddBundle(std::string_view targets) {
+  size_t pos = 0;
+  while (pos <= targets.size()) {
+    size_t comma = targets.find(',', pos);
+    if (comma == std::string_view::npos) comma = targets.size();
+    if (targets.substr(pos, comma - pos) == kWarddBundleTarget) return true;
+    pos = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace
+
+bool IsWarddBundleCompile(int argc, char** argv) {
+  if (argc < 2 || std::string_view(argv[1]) != "compile") return false;
+  for (int i = 2; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") break;
+    if ((arg == "-t" || arg == "--target") && i + 1 < argc && NamesWarddBundle(argv[i + 1])) {
+      return true;
+    }
+    if (arg.rfind("--target=", 0) == 0 && NamesWarddBundle(arg.substr(9))) return true;
+    if (arg.size() > 2 && arg.rfind("-t", 0) == 0 && arg[2] != '-' &&
+        NamesWarddBundle(arg.substr(arg[2] == '=' ? 3 : 2))) {
+      return true;
+    }
+  }
+  return false;
+}
 
 void AddCompileCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CompileFlags>();

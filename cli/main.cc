@@ -43,9 +43,11 @@ bool IsRemote(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (IsRemote(argc, argv)) {
+  const bool bundle = ward::cli::IsWarddBundleCompile(argc, argv);
+  if (bundle || IsRemote(argc, argv)) {
     const std::string self = ward::cli::SelfPath();
-    const std::string remote = self.substr(0, self.rfind('/') + 1) + "ward-remote";
+    const std::string remote =
+        self.substr(0, self.rfind('/') + 1) + (bundle ? "ward-bundle" : "ward-remote");
     execv(remote.c_str(), argv);
     std::cerr << "ward: cannot run " << remote << ": " << std::strerror(errno) << "\n";
     return ward::cli::kUsage;

@@ -17,6 +17,7 @@
 #include "compiler/diff.h"
 #include "compiler/ir_json.h"
 #include "enforcers/agent/audit.h"
+#include "enforcers/agent/bundle_dir.h"
 #include "enforcers/agent/events.h"
 #include "enforcers/agent/signature_check.h"
 #include "enforcers/agent/state.h"
@@ -225,6 +226,8 @@ class AgentImpl : public Agent {
   ~AgentImpl() override { Shutdown(); }
 
   bool Start(std::string* error);
+  // Pull mode (--bundle-dir), once Start has returned: its thread calls Apply.
+  bool StartPull(std::string* error);
 
   RpcStatus Apply(const Caller& caller, const v1::ApplyRequest& request,
                   v1::ApplyResponse* response) override;
@@ -284,6 +287,7 @@ class AgentImpl : public Agent {
 #ifdef WARD_HAVE_EBPF
   std::map<std::string, std::unique_ptr<enforce::EbpfEventReader>> readers_;
 #endif
+  std::unique_ptr<BundleDir> pull_;
   std::once_flag shutdown_;
   // The counters of Metrics(); a lock of their own, as the denial reader
   // counts without mu_.
@@ -405,6 +409,17 @@ bool AgentImpl::Start(std::string* error) {
   Converge();
   background_ = std::thread([this] { Background(); });
   return true;
+}
+
+bool AgentImpl::StartPull(std::string* error) {
+  if (options_.bundle_dir.empty()) return true;
+  // A file that is not a bundle never reaches Apply: refused here as
+  // Apply refuses (audited, told to Watch).
+  auto refuse = [this](const Caller& caller, const std::string& policy, const std::string& why) {
+    Refuse(caller, "Apply", policy, "", Invalid(why));
+  };
+  pull_ = BundleDir::Start(options_.bundle_dir, this, refuse, error);
+  return pull_ != nullptr;
 }
 
 // An intent left by a crash: the new bundle is in force when the enforcer's
@@ -1007,6 +1022,7 @@ void AgentImpl::PollDenials() {
 
 void AgentImpl::Shutdown() {
   std::call_once(shutdown_, [this] {
+    pull_.reset();  // first: its thread calls Apply
     stop_ = true;
     if (background_.joinable()) background_.join();
     audit_.Close();  // a last checkpoint
@@ -1025,6 +1041,7 @@ std::unique_ptr<Agent> Agent::Open(const AgentOptions& options, std::string* err
   if (!state) return nullptr;
   auto agent = std::make_unique<AgentImpl>(options, std::move(keys), std::move(state));
   if (!agent->Start(error)) return nullptr;
+  if (!agent->StartPull(error)) return nullptr;
   return agent;
 }
 

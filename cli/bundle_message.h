@@ -1,0 +1,37 @@
+// A compiled bundle as wardd takes it (ward.agent.v1.Bundle): what `ward
+// push` sends and `ward compile -t wardd-bundle` writes to a file. Shared so
+// that both make the same message, hash and signature from the same input.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/bundle.h"
+#include "backends/signing.h"
+#include "cli/scope_flags.h"
+#include "ward/agent/v1/agent.pb.h"
+
+namespace ward::cli {
+
+namespace v1 = ::ward::agent::v1;
+
+// The message for `bundle` applied with `enforcer` ("nftables", "ebpf") to
+// `scope` (checked by CheckScopeFlags), its sha256 set (BundleHash); no
+// signature.
+v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
+                         const std::string& enforcer);
+
+// Signs `*bundle` as it is (policy, scope, sha256) with `key`: sets its
+// signature (key id, sequence, not_after, Ed25519 over trust::SigningBytes
+// of kind kBundle). False and *error when OpenSSL fails.
+bool SignBundleMessage(v1::Bundle* bundle, const trust::PrivateKey& key, uint64_t sequence,
+                       int64_t not_after_ms, std::string* error);
+
+// A signed tombstone for `policy` in force on `scope` (checked by
+// CheckScopeFlags): what `Remove` takes from wardd with --bundle-key (kind
+// kRemove, sha256 ""). False and *error when OpenSSL fails.
+bool SignedRemoveRequest(const std::string& policy, const ScopeFlags& scope,
+                         const trust::PrivateKey& key, uint64_t sequence, int64_t not_after_ms,
+                         v1::RemoveRequest* out, std::string* error);
+
+}  // namespace ward::cli
