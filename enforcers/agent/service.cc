@@ -17,6 +17,7 @@
 #include "compiler/ir_json.h"
 #include "enforcers/agent/audit.h"
 #include "enforcers/agent/events.h"
+#include "enforcers/agent/signature_check.h"
 #include "enforcers/agent/state.h"
 #include "enforcers/linux/drift.h"
 #include "enforcers/linux/enforcer.h"
@@ -215,8 +216,11 @@ ir::AgentEndpoints OwnEndpoints(const AgentOptions& options) {
 
 class AgentImpl : public Agent {
  public:
-  AgentImpl(const AgentOptions& options, std::unique_ptr<State> state)
-      : options_(options), endpoints_(OwnEndpoints(options)), state_(std::move(state)) {}
+  AgentImpl(const AgentOptions& options, BundleKeys keys, std::unique_ptr<State> state)
+      : options_(options),
+        endpoints_(OwnEndpoints(options)),
+        keys_(std::move(keys)),
+        state_(std::move(state)) {}
   ~AgentImpl() override { Shutdown(); }
 
   bool Start(std::string* error);
@@ -240,6 +244,8 @@ class AgentImpl : public Agent {
   void Audit(const Caller& caller, const char* action, const std::string& policy,
              const std::string& sha256, uint64_t generation, const std::string& result);
   void PublishError(const std::string& message);
+  RpcStatus Refuse(const Caller& caller, const char* method, const std::string& policy,
+                   const std::string& sha256, RpcStatus status);
   void Unmanaged(google::protobuf::RepeatedPtrField<v1::Unmanaged>* out);
   v1::PolicyState StateOf(const Managed& m) const;
   v1::PolicyCheck CheckOne(Managed& m);
@@ -257,12 +263,16 @@ class AgentImpl : public Agent {
 
   const AgentOptions options_;
   const ir::AgentEndpoints endpoints_;
+  const BundleKeys keys_;  // --bundle-key; empty: signatures are not checked
   std::unique_ptr<State> state_;
   AuditLog audit_;
   EventHub hub_;
   std::mutex mu_;  // managed_, generations_, and every change to the kernel
   std::map<std::string, Managed> managed_;
   std::map<std::string, uint64_t> generations_;  // the last generation of every policy ever kept
+  // The highest signature sequence accepted for every policy ever kept
+  // (PolicyRecord::sequence).
+  std::map<std::string, uint64_t> sequences_;
   std::atomic<bool> stop_{false};
   std::thread background_;
 #ifdef WARD_HAVE_EBPF
@@ -279,6 +289,21 @@ void AgentImpl::Audit(const Caller& caller, const char* action, const std::strin
   }
 }
 
+// A call refused before it changed anything: audited, and told to Watch.
+RpcStatus AgentImpl::Refuse(const Caller& caller, const char* method, const std::string& policy,
+                            const std::string& sha256, RpcStatus status) {
+  const std::string action = method == std::string("Apply") ? "apply" : "remove";
+  Audit(caller, action.c_str(), policy, sha256, 0, "refused: " + status.message);
+  v1::Event e;
+  v1::Refused* r = e.mutable_refused();
+  r->set_method(method);
+  r->set_policy(policy);
+  r->set_reason(status.message);
+  r->set_by(caller.identity);
+  hub_.Publish(std::move(e));
+  return status;
+}
+
 void AgentImpl::PublishError(const std::string& message) {
   v1::Event e;
   e.set_error(message);
@@ -292,6 +317,7 @@ bool AgentImpl::Start(std::string* error) {
   for (const IntentRecord& intent : state_->Intents(&errors)) RollForward(intent);
   for (const PolicyRecord& r : state_->Records(&errors)) {
     generations_[r.policy] = r.generation;
+    sequences_[r.policy] = r.sequence;
     if (r.removed) continue;
     Managed m;
     m.record = r;
@@ -338,8 +364,13 @@ void AgentImpl::RollForward(const IntentRecord& intent) {
   }
   const bool new_in_force = held && (!intent.kernel_held || generation != intent.kernel_generation);
   if (new_in_force) {
-    PolicyRecord r{intent.policy,   intent.sha256, intent.generation,
-                   intent.enforcer, NowRfc3339(),  false};
+    PolicyRecord r{intent.policy,
+                   intent.sha256,
+                   intent.generation,
+                   intent.enforcer,
+                   NowRfc3339(),
+                   false,
+                   std::max(intent.sequence, committed ? committed->sequence : 0)};
     if (!state_->WriteRecord(r, &error)) {
       std::cerr << "wardd: policy." << intent.policy << ": " << error << "\n";
       return;
@@ -387,10 +418,39 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   if (!Allowed(caller, Role::kOperator)) {
     return Status(RpcStatus::kPermissionDenied, "Apply needs the operator role");
   }
-  if (!request.has_bundle()) return Invalid("bundle: missing");
+  if (!request.has_bundle()) return Refuse(caller, "Apply", "", "", Invalid("bundle: missing"));
   const v1::Bundle& bundle = request.bundle();
   const std::string& name = bundle.policy();
-  auto unchanged = [&](const Managed& m) {
+  // With --bundle-key, the signature first, before the bundle is read
+  // further (README.md, "Signed bundles"); without, it is not looked at.
+  const bool checked = !keys_.empty();
+  Verified verified;
+  if (checked) {
+    if (RpcStatus s = CheckBundleSignature(keys_, bundle, NowMs(), &verified); !s.ok()) {
+      return Refuse(caller, "Apply", name, bundle.sha256(), s);
+    }
+  }
+  // Under mu_. A signed re-push of the bundle in force with a higher
+  // sequence (ward push's default, the signing time) changes nothing but
+  // the sequence recorded, so that older statements stay refused.
+  auto unchanged = [&](Managed& m) {
+    if (checked) {
+      if (RpcStatus s =
+              CheckSequence("bundle.signature", name, verified.sequence, sequences_[name], true);
+          !s.ok()) {
+        return Refuse(caller, "Apply", name, bundle.sha256(), s);
+      }
+      if (verified.sequence > m.record.sequence) {
+        PolicyRecord r = m.record;
+        r.sequence = verified.sequence;
+        if (std::string error; !state_->WriteRecord(r, &error)) {
+          Audit(caller, "apply", name, bundle.sha256(), m.record.generation, "failed: " + error);
+          return Status(RpcStatus::kInternal, "the sequence not recorded: " + error);
+        }
+        m.record = r;
+        sequences_[name] = r.sequence;
+      }
+    }
     response->set_generation(m.record.generation);
     response->set_changed(false);
     response->set_sha256(bundle.sha256());
@@ -413,8 +473,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   }
   Parsed parsed;
   if (RpcStatus s = ParseBundle(bundle, true, &parsed); !s.ok()) {
-    Audit(caller, "apply", bundle.policy(), bundle.sha256(), 0, "refused: " + s.message);
-    return s;
+    return Refuse(caller, "Apply", name, bundle.sha256(), s);
   }
   if (std::string error; !Guard(&parsed, &error)) {
     Audit(caller, "apply", name, bundle.sha256(), 0, "failed: " + error);
@@ -426,6 +485,15 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   if (previous != managed_.end() && previous->second.record.sha256 == bundle.sha256()) {
     return unchanged(previous->second);
   }
+  if (checked) {
+    if (RpcStatus s =
+            CheckSequence("bundle.signature", name, verified.sequence, sequences_[name], false);
+        !s.ok()) {
+      return Refuse(caller, "Apply", name, bundle.sha256(), s);
+    }
+  }
+  // Unsigned (no keys): the highest sequence stays what it was.
+  const uint64_t sequence = checked ? verified.sequence : sequences_[name];
   const uint64_t generation = generations_[name] + 1;
   auto fail = [&](int code, const std::string& message) {
     Audit(caller, "apply", name, bundle.sha256(), generation, "failed: " + message);
@@ -441,6 +509,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   intent.sha256 = bundle.sha256();
   intent.generation = generation;
   intent.enforcer = bundle.enforcer();
+  intent.sequence = sequence;
   if (!KernelHolds(*parsed.enforcer, name, &intent.kernel_held, &intent.kernel_generation,
                    &error)) {
     state_->DropBundle(name, bundle.sha256());
@@ -482,7 +551,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
   }
 
   Managed m;
-  m.record = {name, bundle.sha256(), generation, bundle.enforcer(), NowRfc3339(), false};
+  m.record = {name, bundle.sha256(), generation, bundle.enforcer(), NowRfc3339(), false, sequence};
   m.bundle = bundle;
   m.parsed = std::move(parsed);
   m.in_sync = true;
@@ -492,6 +561,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
     // rolls it forward. Until then, this agent knows it is in force.
     managed_[name] = std::move(m);
     generations_[name] = generation;
+    sequences_[name] = sequence;
     return fail(RpcStatus::kInternal, "applied, but not recorded: " + error);
   }
   CrashPoint("after-commit");
@@ -502,6 +572,7 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
 
   managed_[name] = std::move(m);
   generations_[name] = generation;
+  sequences_[name] = sequence;
   Audit(caller, "apply", name, bundle.sha256(), generation, "ok");
   v1::Event e;
   v1::Applied* a = e.mutable_applied();
@@ -525,8 +596,24 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   if (!Allowed(caller, Role::kOperator)) {
     return Status(RpcStatus::kPermissionDenied, "Remove needs the operator role");
   }
-  if (request.policy().empty()) return Invalid("policy: missing");
+  if (request.policy().empty()) return Refuse(caller, "Remove", "", "", Invalid("policy: missing"));
+  // With --bundle-key, a signed tombstone: checked as a bundle's signature
+  // is, its sequence on the policy's counter, its scope the one in force.
+  const bool checked = !keys_.empty();
+  Verified verified;
+  if (checked) {
+    if (RpcStatus s = CheckRemoveSignature(keys_, request, NowMs(), &verified); !s.ok()) {
+      return Refuse(caller, "Remove", request.policy(), "", s);
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
+  if (checked) {
+    if (RpcStatus s = CheckSequence("remove.signature", request.policy(), verified.sequence,
+                                    sequences_[request.policy()], false);
+        !s.ok()) {
+      return Refuse(caller, "Remove", request.policy(), "", s);
+    }
+  }
   auto it = managed_.find(request.policy());
   if (it == managed_.end()) {
     response->set_removed(false);
@@ -534,6 +621,12 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   }
   Managed& m = it->second;
   const std::string name = m.record.policy;
+  if (checked) {
+    if (RpcStatus s = CheckTombstoneScope(request, m.bundle.scope()); !s.ok()) {
+      return Refuse(caller, "Remove", name, m.record.sha256, s);
+    }
+  }
+  const uint64_t sequence = checked ? verified.sequence : sequences_[name];
   bool removed = false;
   std::string error;
   if (!m.parsed.enforcer->Remove(name, &removed, &error)) {
@@ -543,11 +636,13 @@ RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& reque
   }
   // A crash before this record is written leaves the policy desired: the
   // next start applies it again (the remove did not happen).
-  PolicyRecord tombstone{name, "", m.record.generation, m.record.enforcer, NowRfc3339(), true};
+  PolicyRecord tombstone{name, "",      m.record.generation, m.record.enforcer, NowRfc3339(),
+                         true, sequence};
   if (!state_->WriteRecord(tombstone, &error)) {
     PublishError(name + ": removed, but not recorded: " + error);
     return Status(RpcStatus::kInternal, "removed, but not recorded: " + error);
   }
+  sequences_[name] = sequence;
   state_->DropBundle(name, m.record.sha256);
   Audit(caller, "remove", name, m.record.sha256, m.record.generation, "ok");
   managed_.erase(it);
@@ -846,9 +941,13 @@ void AgentImpl::Shutdown() {
 }  // namespace
 
 std::unique_ptr<Agent> Agent::Open(const AgentOptions& options, std::string* error) {
+  // The keys before the state folder: a wardd that cannot check signatures
+  // does not start (nor take the lock, nor converge).
+  BundleKeys keys;
+  if (!keys.Load(options.bundle_keys, error)) return nullptr;
   std::unique_ptr<State> state = State::Open(options.state_dir, error);
   if (!state) return nullptr;
-  auto agent = std::make_unique<AgentImpl>(options, std::move(state));
+  auto agent = std::make_unique<AgentImpl>(options, std::move(keys), std::move(state));
   if (!agent->Start(error)) return nullptr;
   return agent;
 }

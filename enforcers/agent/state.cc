@@ -169,7 +169,8 @@ bool State::WriteIntent(const IntentRecord& i, std::string* error) {
                                     {"kernel_held", i.kernel_held},
                                     {"kernel_generation", i.kernel_generation},
                                     {"previous_sha256", i.previous_sha256},
-                                    {"previous_enforcer", i.previous_enforcer}};
+                                    {"previous_enforcer", i.previous_enforcer},
+                                    {"sequence", i.sequence}};
   return enforce::WriteStateFile(dir_fd_, "intent." + i.policy, j.dump() + "\n", error);
 }
 
@@ -199,6 +200,7 @@ std::vector<IntentRecord> State::Intents(std::vector<std::string>* errors) const
     i.kernel_generation = j.value("kernel_generation", 0u);
     i.previous_sha256 = j.value("previous_sha256", "");
     i.previous_enforcer = j.value("previous_enforcer", "");
+    i.sequence = j.value("sequence", uint64_t{0});
     if (name != "intent." + i.policy) {
       errors->push_back(name + ": names another policy");
       continue;
@@ -212,7 +214,7 @@ bool State::WriteRecord(const PolicyRecord& r, std::string* error) {
   const nlohmann::ordered_json j = {{"version", 1},           {"policy", r.policy},
                                     {"sha256", r.sha256},     {"generation", r.generation},
                                     {"enforcer", r.enforcer}, {"applied_at", r.applied_at},
-                                    {"removed", r.removed}};
+                                    {"removed", r.removed},   {"sequence", r.sequence}};
   return enforce::WriteStateFile(dir_fd_, "policy." + r.policy, j.dump() + "\n", error);
 }
 
@@ -236,6 +238,7 @@ std::vector<PolicyRecord> State::Records(std::vector<std::string>* errors) const
     r.enforcer = j.value("enforcer", "");
     r.applied_at = j.value("applied_at", "");
     r.removed = j.value("removed", false);
+    r.sequence = j.value("sequence", uint64_t{0});
     if (name != "policy." + r.policy) {
       errors->push_back(name + ": names another policy");
       continue;

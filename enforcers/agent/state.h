@@ -36,6 +36,10 @@ struct PolicyRecord {
   std::string enforcer;
   std::string applied_at;  // RFC 3339, UTC
   bool removed = false;
+  // The highest signature sequence accepted for the policy, by a bundle
+  // or a tombstone (0: none): kept through removals and restarts, so that
+  // no older statement is accepted again (signature_check.h).
+  uint64_t sequence = 0;
 };
 
 // An intent record: written before the enforcer is asked to switch, removed
@@ -53,6 +57,8 @@ struct IntentRecord {
   uint32_t kernel_generation = 0;
   std::string previous_sha256;  // the bundle in force before ("" none)
   std::string previous_enforcer;
+  // The sequence the commit record takes when the new bundle is in force.
+  uint64_t sequence = 0;
 };
 
 class State {

@@ -15,6 +15,7 @@ it are skipped against the real wardd. Needs root (exit 77 otherwise).
 """
 
 import argparse
+import hashlib
 import json
 import os
 import select
@@ -151,9 +152,10 @@ def client_main(spec):
             req = json_format.ParseDict(spec.get("request", {}), req_cls())
             if spec.get("pad"):
                 req.bundle.ir_json = b"x" * spec["pad"]
+            payload = bytes.fromhex(spec["raw"]) if "raw" in spec else req.SerializeToString()
             if name == "Watch":
                 call = channel.unary_stream(spec["method"], request_serializer=raw, response_deserializer=raw)
-                stream = call(req.SerializeToString(), timeout=spec.get("timeout", 10))
+                stream = call(payload, timeout=spec.get("timeout", 10))
                 events = []
                 for ev in stream:
                     events.append(json_format.MessageToDict(agent_pb2.Event.FromString(ev)))
@@ -164,7 +166,7 @@ def client_main(spec):
                 result["response"] = events[0] if events and not spec.get("follow") else {"events": events}
             else:
                 call = channel.unary_unary(spec["method"], request_serializer=raw, response_deserializer=raw)
-                resp = call(req.SerializeToString(), timeout=spec.get("timeout", 10))
+                resp = call(payload, timeout=spec.get("timeout", 10))
                 resp_cls = getattr(agent_pb2, name + "Response", None)
                 if resp_cls is not None:
                     result["response"] = json_format.MessageToDict(resp_cls.FromString(resp))
@@ -218,7 +220,8 @@ class Wardd:
         self.log = os.path.join(t.tmp, "wardd-%d.log" % time.monotonic_ns())
         self.err = open(self.log, "w")
         # prefix: a command that ends by exec'ing wardd with the default state folder.
-        cmd = prefix + [t.wardd] + args if prefix else [t.wardd, "--state-dir", t.new_state_dir()] + args
+        self.state_dir = None if prefix else t.new_state_dir()
+        cmd = prefix + [t.wardd] + args if prefix else [t.wardd, "--state-dir", self.state_dir] + args
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.err)
         t.addCleanup(self.stop)
         self.endpoints = []
@@ -653,8 +656,9 @@ class TransportTest(unittest.TestCase):
                              ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", "reflection")):
             r = self.call(t, method, kind=kind, tls=tls("stranger"))
             self.assertCode(r, "PERMISSION_DENIED", "spiffe://ward.test/stranger (none) may not call " + method)
-        # revoked (named operator in the roles file), another CA's, none: no handshake
-        for who in ("revoked", "foreign", "none"):
+        # revoked (named operator in the roles file), expired (the operator's
+        # identity), another CA's, none: no handshake
+        for who in ("revoked", "expired", "foreign", "none"):
             r = self.call(t, "/ward.agent.v1.Agent/List", tls=tls(who))
             self.assertCode(r, "UNAVAILABLE")
         # Not the table's exact paths: refused before any handler, path not echoed.
@@ -673,6 +677,81 @@ class TransportTest(unittest.TestCase):
         w = Wardd(self, ["--listen", "tcp://127.0.0.1:0", "--tls-cert", k["server.crt"], "--tls-key", k["server.key"],
                          "--client-ca", k["ca.crt"], "--roles", k["roles.yaml"]])
         self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/List", tls=tls("revoked")), "OK")
+
+    # ---- signed bundles
+
+    def test_signed_bundles_over_the_wire(self):
+        """With --bundle-key, an unsigned or stripped Apply and an unsigned
+        Remove get their exact status from a stock client; they, an
+        oversized and a malformed request change nothing."""
+        if self.fake:
+            self.skipTest("the fake service checks no signatures")
+        d = os.path.join(self.tmp, "bundle-keys")
+        os.makedirs(d)
+        key, pub = os.path.join(d, "bundle.key"), os.path.join(d, "bundle.pub")
+        sh("openssl", "genpkey", "-algorithm", "ed25519", "-out", key)
+        sh("openssl", "pkey", "-in", key, "-pubout", "-out", pub)
+        der = subprocess.run(["openssl", "pkey", "-pubin", "-in", pub, "-outform", "DER"], check=True,
+                             capture_output=True).stdout
+        key_id = hashlib.sha256(der).hexdigest()[:16]
+        path = self.sock("s1")
+        w = Wardd(self, ["--listen", "unix://" + path, "--bundle-key", pub])
+        t = w.target()
+
+        def state():
+            """The state folder's files but the audit log, and the log's last line."""
+            files, last = {}, None
+            for name in sorted(os.listdir(w.state_dir)):
+                with open(os.path.join(w.state_dir, name), "rb") as f:
+                    data = f.read()
+                if name.startswith("audit"):
+                    if name == "audit.log" and data.strip():
+                        last = json.loads(data.strip().splitlines()[-1])
+                    continue
+                files[name] = data
+            return files, last
+
+        before, _ = state()
+        in_a_week = str(int(time.time() * 1000) + 7 * 86400 * 1000)
+        apply, remove = "/ward.agent.v1.Agent/Apply", "/ward.agent.v1.Agent/Remove"
+        for method, request, code, details in (
+            (apply, {"bundle": {"policy": "agenttest"}}, "PERMISSION_DENIED",
+             "bundle.signature: missing: this wardd takes only signed bundles"),
+            # Stripped to an empty message, or to all but the signature bytes.
+            (apply, {"bundle": {"policy": "agenttest", "scope": {"uid": 4242}, "signature": {}}}, "PERMISSION_DENIED",
+             "bundle.signature.key_id: missing"),
+            (apply, {"bundle": {"policy": "agenttest", "scope": {"uid": 4242}, "signature": {"keyId": key_id, "sequence": "5",
+                                                                     "notAfter": in_a_week}}},
+             "INVALID_ARGUMENT", "bundle.signature.ed25519: 0 bytes, not the 64 of an Ed25519 signature"),
+            (apply, {"bundle": {"policy": "agenttest", "scope": {"uid": 4242}, "signature": {
+                "keyId": key_id, "sequence": "5", "notAfter": in_a_week, "ed25519": "A" * 86 + "=="}}},
+             "PERMISSION_DENIED", "bundle.signature: does not verify with key %s over this bundle's policy, "
+             "scope, content, sequence and not_after" % key_id),
+            (remove, {"policy": "agenttest"}, "PERMISSION_DENIED",
+             "remove.signature: missing: this wardd takes only signed removals"),
+        ):
+            r = self.call(t, method, request)
+            self.assertCode(r, code, details)
+            files, last = state()
+            self.assertEqual(files, before, details)
+            self.assertEqual(last["result"], "refused: " + details)
+        def audit_log():
+            with open(os.path.join(w.state_dir, "audit.log"), "rb") as f:
+                return f.read()
+
+        audited = audit_log()
+        # Oversized (over the 64 MiB limit) and malformed (an ApplyRequest
+        # whose bundle is no protobuf message): refused by gRPC before the
+        # service sees them, so not even audited.
+        r = self.call(t, apply, {"bundle": {"policy": "agenttest"}}, pad=65 << 20)
+        self.assertCode(r, "RESOURCE_EXHAUSTED")
+        for raw in (pb_field(1, b"\xff\xff\xff\xff"), b"\xff" * 16):
+            r = self.call(t, apply, raw=raw.hex())
+            self.assertCode(r, "INTERNAL")
+        self.assertEqual(state()[0], before)
+        self.assertEqual(audit_log(), audited)
+        # wardd is still serving.
+        self.assertCode(self.call(t, "/ward.agent.v1.Agent/List"), "OK")
 
 
 def socket_fds(pid, path=None):
@@ -713,7 +792,10 @@ def make_pki(d):
     cnf = os.path.join(d, "ca.cnf")
     with open(cnf, "w") as f:
         f.write("[ca]\ndefault_ca=tca\n[tca]\ndatabase=%s/index.txt\ncrlnumber=%s/crlnumber\n"
-                "certificate=%s/ca.crt\nprivate_key=%s/ca.key\ndefault_md=sha256\ndefault_crl_days=2\n" % ((d,) * 4))
+                "certificate=%s/ca.crt\nprivate_key=%s/ca.key\ndefault_md=sha256\ndefault_crl_days=2\n"
+                "new_certs_dir=%s\nserial=%s/serial\npolicy=any\n[any]\ncommonName=supplied\n" % ((d,) * 6))
+    with open(os.path.join(d, "serial"), "w") as f:
+        f.write("1000\n")
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"]
     for ca in ("ca", "foreign-ca"):
         sh("openssl", "req", "-x509", *ec, "-keyout", "%s/%s.key" % (d, ca), "-out", "%s/%s.crt" % (d, ca),
@@ -735,6 +817,13 @@ def make_pki(d):
     issue("stranger", "stranger", client + "subjectAltName=URI:spiffe://ward.test/stranger\n")
     issue("revoked", "revoked", client + "subjectAltName=URI:spiffe://ward.test/revoked\n")
     issue("foreign", "foreign", client + "subjectAltName=URI:spiffe://ward.test/ops\n", ca="foreign-ca")
+    # Expired: `openssl x509 -days` cannot go back in time, `openssl ca`
+    # takes any start and end date.
+    sh("openssl", "req", *ec, "-keyout", "%s/expired.key" % d, "-out", "%s/expired.csr" % d, "-subj", "/CN=expired")
+    with open("%s/expired.ext" % d, "w") as f:
+        f.write(client + "subjectAltName=URI:spiffe://ward.test/ops\n")
+    sh("openssl", "ca", "-config", cnf, "-batch", "-notext", "-in", "%s/expired.csr" % d, "-out", "%s/expired.crt" % d,
+       "-startdate", "20200101000000Z", "-enddate", "20200102000000Z", "-extfile", "%s/expired.ext" % d)
     sh("openssl", "ca", "-config", cnf, "-revoke", "%s/revoked.crt" % d)
     sh("openssl", "ca", "-config", cnf, "-gencrl", "-out", "%s/crl.pem" % d)
     h = sh("openssl", "crl", "-hash", "-noout", "-in", "%s/crl.pem" % d).strip()
