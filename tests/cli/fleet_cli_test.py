@@ -370,20 +370,43 @@ def signed(scratch, agents, policy):
     check(nft_table(ns, 'ward_web').returncode != 0, 'nothing reached the host')
 
     r = ward('push', '--host', s, '--uid', UID, policy, want=2)
-    check(r.stderr.startswith('ward push: %s: ' % s), 'an unsigned push is refused', r)
+    check(r.stderr == 'ward push: %s: PERMISSION_DENIED: bundle.signature: missing: this wardd takes only '
+          'signed bundles\n' % s, 'an unsigned push is refused', r)
     r = ward('push', '--host', s, '--uid', UID, policy, '--sign-key', key, '--sequence', '10', '--valid-for', '1h')
     check(r.stdout.startswith('applied web on %s with nftables to uid %s: generation 1, ' % (s, UID)),
           'a signed push is applied', r)
     check(nft_table(ns, 'ward_web').returncode == 0, 'the table is in place')
     r = ward('push', '--host', s, '--uid', str(int(UID) + 1), policy, '--sign-key', key, '--sequence', '9', want=2)
-    check(r.stderr.startswith('ward push: %s: ' % s), 'a lower sequence is refused', r)
+    check(r.stderr == "ward push: %s: PERMISSION_DENIED: bundle.signature.sequence: 9 is not higher than 10, the "
+          "highest this wardd accepted for 'web' (a replay or a rollback)\n" % s, 'a lower sequence is refused', r)
     r = ward('remove', '--host', s, '--policy', 'web', want=2)
-    check(r.stderr.startswith('ward remove: %s: ' % s), 'an unsigned remove is refused', r)
+    check(r.stderr == 'ward remove: %s: PERMISSION_DENIED: remove.signature: missing: this wardd takes only '
+          'signed removals\n' % s, 'an unsigned remove is refused', r)
     check(nft_table(ns, 'ward_web').returncode == 0, 'and the table stays')
     # The tombstone's scope from the host (Get).
     r = ward('remove', '--host', s, '--policy', 'web', '--sign-key', key, '--sequence', '11')
     check(r.stdout == 'removed web from %s\n' % s, 'a signed remove, its scope from the host', r)
     check(nft_table(ns, 'ward_web').returncode != 0, 'the table is gone')
+
+    # Two signed hosts: one bundle, one signature (the default sequence:
+    # now in ms), the same bytes to both; then a tombstone with the scope
+    # given.
+    s2, ns2 = agents.start('signed2', '--bundle-key', pub)
+    r = ward('push', '--host', s, '--host', s2, '--uid', UID, policy, '--sign-key', key, '--format', 'json')
+    j = json.loads(r.stdout)
+    check([(h['ok'], h['generation'], h['changed']) for h in j['hosts']] == [(True, 2, True), (True, 1, True)],
+          'a signed push to two hosts', r)
+    r = ward('remove', '--host', s, '--host', s2, '--policy', 'web', '--uid', UID, '--sign-key', key,
+             '--format', 'json')
+    j = json.loads(r.stdout)
+    check([(h['ok'], h['changed']) for h in j['hosts']] == [(True, True), (True, True)],
+          'a signed remove from two hosts, the scope given', r)
+    check(nft_table(ns, 'ward_web').returncode != 0 and nft_table(ns2, 'ward_web').returncode != 0,
+          'both tables gone')
+    r = ward('remove', '--host', s, '--host', s2, '--policy', 'web', '--sign-key', key, '--format', 'json')
+    j = json.loads(r.stdout)
+    check([(h['ok'], h['changed']) for h in j['hosts']] == [(True, False), (True, False)],
+          'a signed remove of what neither host manages: nothing to remove (its Get says so)', r)
 
 
 def main():
