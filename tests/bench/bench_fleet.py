@@ -74,8 +74,15 @@ class Fleet:
             url = 'unix://' + os.path.join(home, 'agent.sock')
             cmd = ['nsenter', '--net=/run/netns/' + ns]
             if ebpf:
-                cmd = cmd + ['unshare', '--mount', '--propagation', 'private', 'sh', '-c',
-                             'mount -t bpf bpf /sys/fs/bpf && exec "$0" "$@"']
+                # A cgroup of its own, seen as the cgroup v2 root through a
+                # cgroup namespace, so that every agent's `--cgroup fleet` is
+                # its own (a cgroup holds at most 64 attached programs), and
+                # a bpffs of its own for its pins.
+                mine = os.path.join(self.cgroup, 'a%d' % i)
+                os.makedirs(os.path.join(mine, 'fleet'))
+                cmd = cmd + ['sh', '-c', 'echo $$ > "$0/cgroup.procs" && m=$1 && shift && exec unshare '
+                             '--cgroup --mount --propagation private sh -c \'umount -l "$0" && mount -t cgroup2 cgroup2 "$0" && '
+                             'mount -t bpf bpf /sys/fs/bpf && exec "$@"\' "$m" "$@"', mine, cgroup2_mount()]
             cmd = cmd + [WARDD, '--listen', url, '--state-dir', os.path.join(home, 'state')]
             self.procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
             urls.append(url)
@@ -111,7 +118,16 @@ class Fleet:
             subprocess.run(['ip', 'netns', 'delete', ns])
         self.netns = []
         if self.cgroup:
-            os.rmdir(self.cgroup)
+            # Children first; the programs go with their agents' bpffs.
+            for _ in range(50):
+                try:
+                    for d in sorted((os.path.join(r, x) for r, ds, _ in os.walk(self.cgroup) for x in ds),
+                                    key=len, reverse=True):
+                        os.rmdir(d)
+                    os.rmdir(self.cgroup)
+                    break
+                except OSError:
+                    time.sleep(0.1)
             self.cgroup = None
 
 
@@ -171,8 +187,8 @@ def run(scratch, fleet):
                 p = os.path.join(scratch, 'fleet-ebpf-%d-%d.ward' % (parallel, i))
                 with open(p, 'w') as f:
                     f.write(policy_text(RULES + len(ebpf_rows) * REPEAT + i + 1))
-                changed.append(push(ebpf_hosts, ['--cgroup', fleet.cgroup], p, parallel, True, 'ebpf'))
-                unchanged.append(push(ebpf_hosts, ['--cgroup', fleet.cgroup], p, parallel, False, 'ebpf'))
+                changed.append(push(ebpf_hosts, ['--cgroup', 'fleet'], p, parallel, True, 'ebpf'))
+                unchanged.append(push(ebpf_hosts, ['--cgroup', 'fleet'], p, parallel, False, 'ebpf'))
             ebpf_rows.append((parallel, statistics.median(changed), statistics.median(unchanged)))
 
     print()
