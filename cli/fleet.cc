@@ -218,6 +218,13 @@ void PrintFleetJson(const std::vector<std::string>& hosts, const std::vector<Hos
   std::cout << nlohmann::ordered_json{{"version", 1}, {"hosts", out}}.dump(2) << "\n";
 }
 
+void PrintFleetWarnings(const std::vector<std::string>& hosts,
+                        const std::vector<HostResult>& results) {
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    for (const std::string& w : results[i].warnings) std::cerr << hosts[i] << ": " << w << "\n";
+  }
+}
+
 int FleetExit(const std::vector<HostResult>& results) {
   for (const HostResult& r : results) {
     if (!r.ok) return kFound;

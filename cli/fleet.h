@@ -48,6 +48,7 @@ struct HostResult {
   std::string error;       // "CODE: message", or "skipped: why"
   std::string audit_head;  // "SEQ:HASH", or ""
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // more JSON keys
+  std::vector<std::string> warnings;  // the agent's, for stderr (never in the JSON)
 };
 
 struct FleetPlan {
@@ -76,6 +77,10 @@ void PrintFleetTable(const std::vector<std::string>& hosts, const std::vector<Ho
 // {"version": 1, "hosts": [{"host", "ok", "generation", "changed", "error",
 // "audit_head", ...extra}]}, in the hosts' order.
 void PrintFleetJson(const std::vector<std::string>& hosts, const std::vector<HostResult>& results);
+
+// Each host's warnings on stderr, "HOST: warning", in the hosts' order.
+void PrintFleetWarnings(const std::vector<std::string>& hosts,
+                        const std::vector<HostResult>& results);
 
 // kOk when every host is ok, else kFound (1).
 int FleetExit(const std::vector<HostResult>& results);

@@ -336,8 +336,8 @@ int RunPush(const RemoteFlags& f) {
     const std::string& host = fleet.hosts[0];
     HostResult r;
     r.audit_head = status.audit_head;
-    const bool recorded = RecordHeads(heads_fd, f.record_heads, fleet.hosts, {r});
     if (!status.ok()) {
+      RecordHeads(heads_fd, f.record_heads, fleet.hosts, {r});
       std::cerr << "ward push: " << host << ": " << status.text << "\n";
       return kUsage;
     }
@@ -345,8 +345,9 @@ int RunPush(const RemoteFlags& f) {
     std::cout << (response.changed() ? "applied " : "unchanged ") << bundle.policy << " on " << host
               << " with " << f.target << " to " << ScopeText(b->scope()) << ": generation "
               << response.generation() << ", sha256 " << response.sha256() << "\n"
-              << "audit head: " << (status.audit_head.empty() ? "none" : status.audit_head) << "\n";
-    return recorded ? kOk : kFound;
+              << "audit head: " << (status.audit_head.empty() ? "none" : status.audit_head) << "\n"
+              << std::flush;
+    return RecordHeads(heads_fd, f.record_heads, fleet.hosts, {r}) ? kOk : kFound;
   }
 
   std::vector<HostResult> results = RunFleet(fleet.hosts, fleet.plan, [&](size_t i) {
@@ -362,16 +363,16 @@ int RunPush(const RemoteFlags& f) {
     r.changed_text = r.changed ? "yes" : "no";
     r.detail = "generation " + r.generation_text + (r.changed ? " (changed)" : " (unchanged)");
     r.audit_head = status.audit_head;
-    if (!response.warnings().empty()) {
-      r.extra["warnings"] = std::vector<std::string>(response.warnings().begin(), response.warnings().end());
-    }
+    r.warnings.assign(response.warnings().begin(), response.warnings().end());
     return r;
   });
+  PrintFleetWarnings(fleet.hosts, results);
   if (f.output.format == "json") {
     PrintFleetJson(fleet.hosts, results);
   } else {
     PrintFleetTable(fleet.hosts, results);
   }
+  std::cout << std::flush;
   const bool recorded = RecordHeads(heads_fd, f.record_heads, fleet.hosts, results);
   return recorded ? FleetExit(results) : kFound;
 }
