@@ -41,7 +41,8 @@ class Progress {
     for (const std::string& h : hosts) width_ = std::max(width_, h.size());
     struct winsize ws {};
     // Lines above the screen's top cannot be rewritten: plain lines then.
-    live_ = !quiet && terminal && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > hosts.size();
+    live_ = !quiet && terminal && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+            ws.ws_row > hosts.size();
     if (!live_) return;
     for (const std::string& h : hosts) std::cout << Pad(h, width_) << "  waiting\n";
     std::cout << std::flush;
@@ -156,7 +157,8 @@ std::vector<HostResult> RunFleet(const std::vector<std::string>& hosts, const Fl
   Progress progress(hosts, plan.terminal, plan.quiet);
   const size_t canary = std::min(plan.canary, hosts.size());
   size_t failed = 0;
-  if (canary > 0) failed = RunPhase(0, canary, plan, 0, "a canary failed", task, &progress, &results);
+  if (canary > 0)
+    failed = RunPhase(0, canary, plan, 0, "a canary failed", task, &progress, &results);
   if (failed > 0) {
     for (size_t i = canary; i < hosts.size(); ++i) {
       HostResult& r = results[i];
@@ -167,21 +169,21 @@ std::vector<HostResult> RunFleet(const std::vector<std::string>& hosts, const Fl
       progress.Set(i, Line(r.result, r.detail), true);
     }
   } else {
-    const std::string why = plan.max_failures
-                                ? "more than " + std::to_string(*plan.max_failures) + " hosts failed"
-                                : "";
+    const std::string why =
+        plan.max_failures ? "more than " + std::to_string(*plan.max_failures) + " hosts failed"
+                          : "";
     RunPhase(canary, hosts.size(), plan, plan.max_failures, why, task, &progress, &results);
   }
   return results;
 }
 
-void PrintFleetTable(const std::vector<std::string>& hosts, const std::vector<HostResult>& results) {
+void PrintFleetTable(const std::vector<std::string>& hosts,
+                     const std::vector<HostResult>& results) {
   std::vector<std::vector<std::string>> rows = {
       {"HOST", "RESULT", "GENERATION", "CHANGED", "AUDIT HEAD / ERROR"}};
   for (size_t i = 0; i < hosts.size(); ++i) {
     const HostResult& r = results[i];
-    rows.push_back({hosts[i], r.result, r.ok ? r.generation_text : "-",
-                    r.ok ? r.changed_text : "-",
+    rows.push_back({hosts[i], r.result, r.ok ? r.generation_text : "-", r.ok ? r.changed_text : "-",
                     r.ok ? (r.audit_head.empty() ? "-" : r.audit_head) : r.error});
   }
   std::vector<size_t> width(rows[0].size(), 0);
@@ -209,9 +211,9 @@ void PrintFleetJson(const std::vector<std::string>& hosts, const std::vector<Hos
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (size_t i = 0; i < hosts.size(); ++i) {
     const HostResult& r = results[i];
-    nlohmann::ordered_json j = {{"host", hosts[i]},       {"ok", r.ok},
+    nlohmann::ordered_json j = {{"host", hosts[i]},           {"ok", r.ok},
                                 {"generation", r.generation}, {"changed", r.changed},
-                                {"error", r.error},       {"audit_head", r.audit_head}};
+                                {"error", r.error},           {"audit_head", r.audit_head}};
     for (const auto& [k, v] : r.extra.items()) j[k] = v;
     out.push_back(std::move(j));
   }

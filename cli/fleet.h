@@ -42,22 +42,22 @@ struct HostResult {
   bool skipped = false;  // never started: a canary failed, or the budget was spent
   uint64_t generation = 0;
   bool changed = false;
-  std::string result;      // the table's result column: "ok", "drifted", "failed", ...
-  std::string detail;      // the progress line after the result ("generation 3 (changed)")
+  std::string result;  // the table's result column: "ok", "drifted", "failed", ...
+  std::string detail;  // the progress line after the result ("generation 3 (changed)")
   std::string generation_text = "-", changed_text = "-";  // the table's columns
-  std::string error;       // "CODE: message", or "skipped: why"
-  std::string audit_head;  // "SEQ:HASH", or ""
+  std::string error;                                      // "CODE: message", or "skipped: why"
+  std::string audit_head;                                 // "SEQ:HASH", or ""
   nlohmann::ordered_json extra = nlohmann::ordered_json::object();  // more JSON keys
   std::vector<std::string> warnings;  // the agent's, for stderr (never in the JSON)
 };
 
 struct FleetPlan {
   size_t parallel = 32;
-  size_t canary = 0;                  // the first `canary` hosts go first
+  size_t canary = 0;                   // the first `canary` hosts go first
   std::optional<size_t> max_failures;  // none: every host is tried
-  std::string verb = "working";       // the progress line's "pushing..."
-  bool terminal = false;              // live lines, rewritten in place
-  bool quiet = false;                 // no progress lines (--format json)
+  std::string verb = "working";        // the progress line's "pushing..."
+  bool terminal = false;               // live lines, rewritten in place
+  bool quiet = false;                  // no progress lines (--format json)
 };
 
 // Runs `task(i)` for every host i, at most plan.parallel at a time. The

@@ -89,7 +89,8 @@ struct RemoteFlags {
 
 void AddHostFlags(CLI::App* cmd, RemoteFlags* f) {
   // One URL per --host: a positional argument after it is not a host.
-  cmd->add_option("--host", f->fleet.hosts, "an agent: unix:///PATH or tcp://HOST:PORT (repeatable)")
+  cmd->add_option("--host", f->fleet.hosts,
+                  "an agent: unix:///PATH or tcp://HOST:PORT (repeatable)")
       ->allow_extra_args(false);
   cmd->add_option("--hosts", f->fleet.hosts_file, "a file of agents, one URL a line (# comments)");
   cmd->add_option("--parallel", f->fleet.parallel, "hosts at a time (default 32)")
@@ -135,7 +136,8 @@ bool OpenFleet(const char* command, const RemoteFlags& f, const char* verb, Flee
   }
   if (!f.fleet.max_failures.empty()) {
     out->plan.max_failures = ParseCount(f.fleet.max_failures, n, false);
-    if (!out->plan.max_failures) return fail("--max-failures " + f.fleet.max_failures + ": not N or P%");
+    if (!out->plan.max_failures)
+      return fail("--max-failures " + f.fleet.max_failures + ": not N or P%");
   }
   out->plan.parallel = static_cast<size_t>(f.fleet.parallel);
   out->plan.verb = verb;
@@ -192,8 +194,8 @@ struct Signer {
   uint64_t sequence = 0;
   int64_t not_after_ms = 0;
 
-  v1::Signature Sign(trust::Statement::Kind kind, const std::string& policy,
-                     const v1::Scope& scope, const std::string& sha256) const {
+  v1::Signature Sign(trust::Statement::Kind kind, const std::string& policy, const v1::Scope& scope,
+                     const std::string& sha256) const {
     trust::Statement st{kind, policy, Signed(scope), sha256, sequence, not_after_ms, key->id()};
     v1::Signature sig;
     sig.set_key_id(key->id());
@@ -259,7 +261,8 @@ bool RecordHeads(int fd, const std::string& path, const std::vector<std::string>
   // One write: the lines of one push stay together beside another's.
   const ssize_t n = write(fd, text.data(), text.size());
   const bool ok = n == static_cast<ssize_t>(text.size()) && close(fd) == 0;
-  if (!ok) std::cerr << "ward push: --record-heads " << path << ": " << std::strerror(errno) << "\n";
+  if (!ok)
+    std::cerr << "ward push: --record-heads " << path << ": " << std::strerror(errno) << "\n";
   return ok;
 }
 
@@ -327,7 +330,8 @@ int RunPush(const RemoteFlags& f) {
   b->set_enforcer(f.target);
   b->set_sha256(backend::BundleHash(bundle, scope.kind, scope.value, f.target));
   if (signer.key) {
-    *b->mutable_signature() = signer.Sign(trust::Statement::kBundle, b->policy(), b->scope(), b->sha256());
+    *b->mutable_signature() =
+        signer.Sign(trust::Statement::kBundle, b->policy(), b->scope(), b->sha256());
   }
 
   if (fleet.single) {
@@ -398,7 +402,8 @@ RemoteStatus Tombstone(RemoteAgent* agent, const RemoteFlags& f, const Signer& s
     if (!status.ok()) return status;
     *request->mutable_scope() = got.state().scope();
   }
-  *request->mutable_signature() = signer.Sign(trust::Statement::kRemove, policy, request->scope(), "");
+  *request->mutable_signature() =
+      signer.Sign(trust::Statement::kRemove, policy, request->scope(), "");
   return {};
 }
 
@@ -702,18 +707,18 @@ int RunRemoteDiff(const RemoteFlags& f) {
     size_t widened = 0;
     for (const ir::Change& c : d.result.changes) {
       widened += c.kind == ir::ChangeKind::kWidened;
-      changes.push_back(
-          {{"section", ir::SectionName(c.section)}, {"kind", ir::KindName(c.kind)}, {"line", c.line}});
+      changes.push_back({{"section", ir::SectionName(c.section)},
+                         {"kind", ir::KindName(c.kind)},
+                         {"line", c.line}});
     }
     r.extra["changes"] = changes;
     r.extra["unknown"] = d.unknown;
     const size_t n = d.result.changes.size();
     r.result = n == 0 && d.unknown.empty() ? "no changes" : "differs";
-    r.detail = n == 0 && d.unknown.empty()
-                   ? ""
-                   : std::to_string(n) + (n == 1 ? " change" : " changes") + " (" +
-                         std::to_string(widened) + " widened), " + std::to_string(d.unknown.size()) +
-                         " unknown";
+    r.detail = n == 0 && d.unknown.empty() ? ""
+                                           : std::to_string(n) + (n == 1 ? " change" : " changes") +
+                                                 " (" + std::to_string(widened) + " widened), " +
+                                                 std::to_string(d.unknown.size()) + " unknown";
     r.ok = !DiffMatches(d, f.fail_on);
     if (!r.ok) r.error = "differs (--fail-on " + f.fail_on + "): " + r.detail;
     return r;

@@ -85,7 +85,9 @@ bool Retryable(const grpc::Status& s) {
 class GrpcAgent : public RemoteAgent {
  public:
   GrpcAgent(std::function<std::shared_ptr<grpc::Channel>()> connect, int64_t timeout_ms)
-      : connect_(std::move(connect)), timeout_ms_(timeout_ms), stub_(v1::Agent::NewStub(connect_())) {}
+      : connect_(std::move(connect)),
+        timeout_ms_(timeout_ms),
+        stub_(v1::Agent::NewStub(connect_())) {}
 
   RemoteStatus Apply(const v1::ApplyRequest& request, v1::ApplyResponse* response) override {
     return Call(&v1::Agent::Stub::Apply, request, response);
@@ -127,7 +129,8 @@ class GrpcAgent : public RemoteAgent {
       } else {
         const auto& trailers = ctx.GetServerTrailingMetadata();
         auto it = trailers.find("ward-audit-head");
-        if (it != trailers.end()) out.audit_head = std::string(it->second.data(), it->second.size());
+        if (it != trailers.end())
+          out.audit_head = std::string(it->second.data(), it->second.size());
       }
       return out;
     }
@@ -155,7 +158,8 @@ std::unique_ptr<RemoteAgent> RemoteAgent::Open(const RemoteTarget& target, std::
     }
     return std::make_unique<GrpcAgent>(
         [path, args] {
-          return grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args);
+          return grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(),
+                                           args);
         },
         target.timeout_ms);
   }
