@@ -222,8 +222,24 @@ void PrintFleetJson(const std::vector<std::string>& hosts, const std::vector<Hos
 
 void PrintFleetWarnings(const std::vector<std::string>& hosts,
                         const std::vector<HostResult>& results) {
+  // The same bundle gives the same warnings everywhere: each once, with the
+  // hosts that gave it, in the order they were first seen.
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<size_t>> from;
   for (size_t i = 0; i < hosts.size(); ++i) {
-    for (const std::string& w : results[i].warnings) std::cerr << hosts[i] << ": " << w << "\n";
+    for (const std::string& w : results[i].warnings) {
+      auto& list = from[w];
+      if (list.empty()) order.push_back(w);
+      list.push_back(i);
+    }
+  }
+  for (const std::string& w : order) {
+    const std::vector<size_t>& list = from[w];
+    if (list.size() == 1) {
+      std::cerr << hosts[list[0]] << ": " << w << "\n";
+    } else {
+      std::cerr << list.size() << " hosts: " << w << "\n";
+    }
   }
 }
 

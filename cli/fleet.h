@@ -78,7 +78,8 @@ void PrintFleetTable(const std::vector<std::string>& hosts, const std::vector<Ho
 // "audit_head", ...extra}]}, in the hosts' order.
 void PrintFleetJson(const std::vector<std::string>& hosts, const std::vector<HostResult>& results);
 
-// Each host's warnings on stderr, "HOST: warning", in the hosts' order.
+// The hosts' warnings on stderr, each once: "HOST: warning", or "N hosts:
+// warning" when several gave it.
 void PrintFleetWarnings(const std::vector<std::string>& hosts,
                         const std::vector<HostResult>& results);
 

@@ -174,6 +174,9 @@ def run(scratch):
         want = fmt_table([['HOST', 'RESULT', 'GENERATION', 'CHANGED', 'AUDIT HEAD / ERROR']] +
                          [[h, 'ok', '1', 'yes', heads[i]] for i, h in enumerate(hosts)])
         check(table == want + ['3 ok, 0 failed, 0 skipped'], 'push --hosts: the summary table', r)
+        warnings = r.stderr.splitlines()
+        check(warnings and len(set(warnings)) == len(warnings) and all(w.startswith('3 hosts: ') for w in warnings),
+              "push --hosts: the agents' warnings once each, with their count of hosts", r)
         for ns in spaces:
             nft = nft_table(ns, 'ward_web')
             check(nft.returncode == 0 and 'meta skuid %s' % UID in nft.stdout,
