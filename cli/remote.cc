@@ -43,7 +43,7 @@
 //
 // One --host alone keeps the single-host output (and exit 2 when the call
 // fails); push adds the line "audit head: SEQ:HASH" ("none" from a wardd
-// without an audit log), and `push --format json` is the fleet form.
+// without an audit log), and `push`/`remove --format json` are the fleet form.
 // --record-heads FILE (push) appends "HOST SEQ:HASH" for each host that
 // answered with a head, for `ward audit verify --head`; FILE is created
 // 0600 if absent and only ever appended to (a pipe or /dev/stdout works).
@@ -334,7 +334,7 @@ int RunPush(const RemoteFlags& f) {
         signer.Sign(trust::Statement::kBundle, b->policy(), b->scope(), b->sha256());
   }
 
-  if (fleet.single) {
+  if (fleet.single && f.output.format != "json") {
     v1::ApplyResponse response;
     RemoteStatus status = fleet.agents[0]->Apply(request, &response);
     const std::string& host = fleet.hosts[0];
@@ -427,7 +427,7 @@ int RunRemoteRemove(const RemoteFlags& f) {
     if (status.ok() && !none) status = fleet.agents[i]->Remove(request, response);
     return status;
   };
-  if (fleet.single) {
+  if (fleet.single && f.output.format != "json") {
     v1::RemoveResponse response;
     RemoteStatus status = remove(0, &response);
     if (!status.ok()) {

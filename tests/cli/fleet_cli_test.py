@@ -197,6 +197,11 @@ def run(scratch):
         check(all(re.fullmatch(r'[0-9]+:[0-9a-f]+', x) for x in json_heads) or all(x == '' for x in json_heads),
               'audit heads are SEQ:HASH (or all empty from a wardd without a log)')
 
+        r = ward('push', '--host', a, '--uid', UID, policy, '--format', 'json')
+        check(json.loads(r.stdout) == {'version': 1, 'hosts': [{'host': a, 'ok': True, 'generation': 1, 'changed': False,
+                                                                'error': '', 'audit_head': json_heads[0]}]},
+              'push --host --format json: the fleet form for one host', r)
+
         # Usage errors: nothing contacted.
         dup = os.path.join(scratch, 'dup')
         with open(dup, 'w') as f:
