@@ -371,8 +371,12 @@ def signed(scratch, agents, policy):
     s, ns = agents.start('signed', '--bundle-key', pub)
 
     r = ward('push', '--host', s, '--uid', UID, policy, '--sign-key', rsa, want=2)
-    check(r.stderr.startswith('ward push: --sign-key ') and r.stderr.endswith('; nothing sent\n'),
-          'an RSA key is a usage error', r)
+    check(r.stderr == 'ward push: --sign-key %s: not an Ed25519 key (make one with `openssl genpkey -algorithm '
+          'ed25519`); nothing sent\n' % rsa, 'an RSA key is a usage error', r)
+    r = ward('remove', '--host', s, '--policy', 'web', '--sign-key', rsa, want=2)
+    check(r.stderr.startswith('ward remove: --sign-key %s: not an Ed25519 key' % rsa), 'for remove too', r)
+    r = ward('push', '--host', s, '--uid', UID, policy, '--sign-key', pub, want=2)
+    check(r.stderr.startswith('ward push: --sign-key %s: ' % pub), 'so is a public key', r)
     r = ward('push', '--host', s, '--uid', UID, policy, '--sequence', '5', want=2)
     check(r.stderr == 'ward push: --sequence and --valid-for need --sign-key\n', '--sequence without a key', r)
     check(nft_table(ns, 'ward_web').returncode != 0, 'nothing reached the host')
