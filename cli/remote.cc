@@ -395,7 +395,7 @@ RemoteStatus Tombstone(RemoteAgent* agent, const RemoteFlags& f, const Signer& s
     get.set_policy(policy);
     v1::GetResponse got;
     RemoteStatus status = agent->Get(get, &got);
-    if (status.code == 5) {  // NOT_FOUND: nothing to remove
+    if (status.code == RemoteStatus::kNotFound) {  // nothing to remove
       *none = true;
       return {};
     }

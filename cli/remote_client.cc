@@ -13,6 +13,8 @@
 namespace ward::cli {
 namespace {
 
+static_assert(RemoteStatus::kNotFound == grpc::StatusCode::NOT_FOUND);
+
 // Bundles of large policies: the agent accepts up to 64 MiB (server.cc).
 constexpr int kMaxMessage = 64 << 20;
 

@@ -25,6 +25,7 @@ struct RemoteTarget {
 // `audit_head` is the agent's audit head after the call, from the response
 // or, for an error, its trailing metadata ("ward-audit-head"); "" if none.
 struct RemoteStatus {
+  static constexpr int kNotFound = 5;  // grpc::StatusCode::NOT_FOUND, without grpcpp here
   int code = 0;
   std::string text;
   std::string audit_head;
