@@ -36,6 +36,7 @@ bool IsRemote(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--") break;
     if (arg == "--host" || arg.rfind("--host=", 0) == 0) return true;
+    if (arg == "--hosts" || arg.rfind("--hosts=", 0) == 0) return true;
   }
   return false;
 }

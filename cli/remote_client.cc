@@ -4,18 +4,19 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include "ward/agent/v1/agent.grpc.pb.h"
 
 namespace ward::cli {
 namespace {
 
+static_assert(RemoteStatus::kNotFound == grpc::StatusCode::NOT_FOUND);
+
 // Bundles of large policies: the agent accepts up to 64 MiB (server.cc).
 constexpr int kMaxMessage = 64 << 20;
-// Long enough for an apply of a large policy; a dead host fails sooner
-// (the channel's connection attempts fail fast).
-constexpr auto kDeadline = std::chrono::seconds(60);
 
 const char* CodeName(grpc::StatusCode code) {
   switch (code) {
@@ -77,34 +78,70 @@ bool ReadFile(const std::string& path, std::string* out, std::string* error) {
   return true;
 }
 
+// Whether a failed call is worth one more try: the agent could not be
+// reached, or did not answer in time.
+bool Retryable(const grpc::Status& s) {
+  return s.error_code() == grpc::UNAVAILABLE || s.error_code() == grpc::DEADLINE_EXCEEDED;
+}
+
 class GrpcAgent : public RemoteAgent {
  public:
-  explicit GrpcAgent(std::shared_ptr<grpc::Channel> channel)
-      : stub_(v1::Agent::NewStub(std::move(channel))) {}
+  GrpcAgent(std::function<std::shared_ptr<grpc::Channel>()> connect, int64_t timeout_ms)
+      : connect_(std::move(connect)),
+        timeout_ms_(timeout_ms),
+        stub_(v1::Agent::NewStub(connect_())) {}
 
   RemoteStatus Apply(const v1::ApplyRequest& request, v1::ApplyResponse* response) override {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
-    return From(stub_->Apply(&ctx, request, response));
+    return Call(&v1::Agent::Stub::Apply, request, response);
   }
   RemoteStatus Remove(const v1::RemoveRequest& request, v1::RemoveResponse* response) override {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
-    return From(stub_->Remove(&ctx, request, response));
+    return Call(&v1::Agent::Stub::Remove, request, response);
   }
   RemoteStatus List(const v1::ListRequest& request, v1::ListResponse* response) override {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
-    return From(stub_->List(&ctx, request, response));
+    return Call(&v1::Agent::Stub::List, request, response);
+  }
+  RemoteStatus Get(const v1::GetRequest& request, v1::GetResponse* response) override {
+    return Call(&v1::Agent::Stub::Get, request, response);
   }
   RemoteStatus Check(const v1::CheckRequest& request, v1::CheckResponse* response) override {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + kDeadline);
-    return From(stub_->Check(&ctx, request, response));
+    return Call(&v1::Agent::Stub::Check, request, response);
   }
 
  private:
+  template <class Request, class Response>
+  using Method = grpc::Status (v1::Agent::Stub::*)(grpc::ClientContext*, const Request&, Response*);
+
+  template <class Request, class Response>
+  RemoteStatus Call(Method<Request, Response> method, const Request& request, Response* response) {
+    for (;;) {
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(timeout_ms_));
+      grpc::Status s = ((*stub_).*method)(&ctx, request, response);
+      if (!s.ok() && Retryable(s) && !retried_) {
+        // A fresh channel: the old one may sit in its reconnect backoff and
+        // would fail the retry at once.
+        retried_ = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        stub_ = v1::Agent::NewStub(connect_());
+        continue;
+      }
+      RemoteStatus out = From(s);
+      if (s.ok()) {
+        out.audit_head = response->audit_head();
+      } else {
+        const auto& trailers = ctx.GetServerTrailingMetadata();
+        auto it = trailers.find("ward-audit-head");
+        if (it != trailers.end())
+          out.audit_head = std::string(it->second.data(), it->second.size());
+      }
+      return out;
+    }
+  }
+
+  std::function<std::shared_ptr<grpc::Channel>()> connect_;
+  int64_t timeout_ms_;
   std::unique_ptr<v1::Agent::Stub> stub_;
+  bool retried_ = false;
 };
 
 }  // namespace
@@ -122,7 +159,11 @@ std::unique_ptr<RemoteAgent> RemoteAgent::Open(const RemoteTarget& target, std::
       return nullptr;
     }
     return std::make_unique<GrpcAgent>(
-        grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(), args));
+        [path, args] {
+          return grpc::CreateCustomChannel("unix:" + path, grpc::InsecureChannelCredentials(),
+                                           args);
+        },
+        target.timeout_ms);
   }
   if (url.rfind("tcp://", 0) == 0) {
     const std::string hostport = url.substr(6);
@@ -147,7 +188,10 @@ std::unique_ptr<RemoteAgent> RemoteAgent::Open(const RemoteTarget& target, std::
       return nullptr;
     }
     return std::make_unique<GrpcAgent>(
-        grpc::CreateCustomChannel(hostport, grpc::SslCredentials(ssl), args));
+        [hostport, ssl, args] {
+          return grpc::CreateCustomChannel(hostport, grpc::SslCredentials(ssl), args);
+        },
+        target.timeout_ms);
   }
   *error = "--host " + url + ": not unix:///PATH or tcp://HOST:PORT";
   return nullptr;

@@ -17,6 +17,7 @@ Usage: remote_cli_test.py WARD_BINARY WARDD_BINARY
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -66,10 +67,14 @@ def inner(scratch):
         r = ward('push', '--host', HOST, '--uid', UID, policy)
         check(r.stdout.startswith('applied web on %s with nftables to uid %s: generation 1, sha256 '
                                   % (HOST, UID)), 'push applies generation 1', r)
-        sha = r.stdout.split('sha256 ')[1].strip()
+        sha = r.stdout.splitlines()[0].split('sha256 ')[1]
         r = ward('push', '--host', HOST, '--uid', UID, policy)
-        check(r.stdout == 'unchanged web on %s with nftables to uid %s: generation 1, sha256 %s\n'
+        first, head = r.stdout.split('\n', 1)
+        check(first == 'unchanged web on %s with nftables to uid %s: generation 1, sha256 %s'
               % (HOST, UID, sha), 'pushing the same bundle again changes nothing', r)
+        # wardd's audit head after the call ("none" from a wardd keeping no log).
+        check(re.fullmatch(r'audit head: (none|[0-9]+:[0-9a-f]+)\n', head) is not None,
+              'push prints the audit head', r)
         nft = subprocess.run(['nft', 'list', 'table', 'inet', 'ward_web'], capture_output=True, text=True)
         check(nft.returncode == 0 and 'meta skuid %s' % UID in nft.stdout, 'the kernel holds the table')
 
