@@ -1,31 +1,9 @@
 #include "cli/bundle_message.h"
 
+#include "enforcers/agent/bundle_file.h"
+
 namespace ward::cli {
 namespace {
-
-trust::SignedScope ScopeOf(const v1::Scope& scope) {
-  switch (scope.kind_case()) {
-    case v1::Scope::kCgroup:
-      return {"cgroup", scope.cgroup()};
-    case v1::Scope::kUid:
-      return {"uid", std::to_string(scope.uid())};
-    case v1::Scope::kInterface:
-      return {"interface", scope.interface()};
-    case v1::Scope::KIND_NOT_SET:
-      break;
-  }
-  return {};
-}
-
-void SetScope(const ScopeFlags& scope, v1::Scope* out) {
-  if (scope.cgroup) {
-    out->set_cgroup(*scope.cgroup);
-  } else if (scope.uid) {
-    out->set_uid(static_cast<uint32_t>(*scope.uid));
-  } else {
-    out->set_interface(*scope.interface);
-  }
-}
 
 bool Sign(trust::Statement st, const trust::PrivateKey& key, v1::Signature* out,
           std::string* error) {
@@ -42,7 +20,25 @@ bool Sign(trust::Statement st, const trust::PrivateKey& key, v1::Signature* out,
   return true;
 }
 
+trust::SignedScope ScopeOf(const v1::Scope& scope) {
+  trust::SignedScope out;
+  agent::SignedScopeOf(scope, &out);
+  return out;
+}
+
 }  // namespace
+
+v1::Scope ScopeMessage(const ScopeFlags& scope) {
+  v1::Scope out;
+  if (scope.cgroup) {
+    out.set_cgroup(*scope.cgroup);
+  } else if (scope.uid) {
+    out.set_uid(static_cast<uint32_t>(*scope.uid));
+  } else if (scope.interface) {
+    out.set_interface(*scope.interface);
+  }
+  return out;
+}
 
 v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
                          const std::string& enforcer) {
@@ -56,7 +52,7 @@ v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
     out->set_target(a.target);
     out->set_bytes(a.bytes);
   }
-  SetScope(scope, b.mutable_scope());
+  *b.mutable_scope() = ScopeMessage(scope);
   b.set_enforcer(enforcer);
   const trust::SignedScope s = ScopeOf(b.scope());
   b.set_sha256(backend::BundleHash(bundle, s.kind, s.value, enforcer));
@@ -75,19 +71,15 @@ bool SignBundleMessage(v1::Bundle* bundle, const trust::PrivateKey& key, uint64_
   return Sign(st, key, bundle->mutable_signature(), error);
 }
 
-bool SignedRemoveRequest(const std::string& policy, const ScopeFlags& scope,
-                         const trust::PrivateKey& key, uint64_t sequence, int64_t not_after_ms,
-                         v1::RemoveRequest* out, std::string* error) {
-  out->Clear();
-  out->set_policy(policy);
-  SetScope(scope, out->mutable_scope());
+bool SignRemoveRequest(v1::RemoveRequest* request, const trust::PrivateKey& key, uint64_t sequence,
+                       int64_t not_after_ms, std::string* error) {
   trust::Statement st;
   st.kind = trust::Statement::kRemove;
-  st.policy = policy;
-  st.scope = ScopeOf(out->scope());
+  st.policy = request->policy();
+  st.scope = ScopeOf(request->scope());
   st.sequence = sequence;
   st.not_after_ms = not_after_ms;
-  return Sign(st, key, out->mutable_signature(), error);
+  return Sign(st, key, request->mutable_signature(), error);
 }
 
 }  // namespace ward::cli

@@ -15,6 +15,9 @@ namespace ward::cli {
 
 namespace v1 = ::ward::agent::v1;
 
+// The scope flags (checked by CheckScopeFlags) as the proto's Scope.
+v1::Scope ScopeMessage(const ScopeFlags& scope);
+
 // The message for `bundle` applied with `enforcer` ("nftables", "ebpf") to
 // `scope` (checked by CheckScopeFlags), its sha256 set (BundleHash); no
 // signature.
@@ -27,11 +30,10 @@ v1::Bundle BundleMessage(const backend::Bundle& bundle, const ScopeFlags& scope,
 bool SignBundleMessage(v1::Bundle* bundle, const trust::PrivateKey& key, uint64_t sequence,
                        int64_t not_after_ms, std::string* error);
 
-// A signed tombstone for `policy` in force on `scope` (checked by
-// CheckScopeFlags): what `Remove` takes from wardd with --bundle-key (kind
-// kRemove, sha256 ""). False and *error when OpenSSL fails.
-bool SignedRemoveRequest(const std::string& policy, const ScopeFlags& scope,
-                         const trust::PrivateKey& key, uint64_t sequence, int64_t not_after_ms,
-                         v1::RemoveRequest* out, std::string* error);
+// Signs `*request` as a tombstone for its policy and scope (both set):
+// what `Remove` takes from wardd with --bundle-key (kind kRemove, sha256
+// ""). False and *error when OpenSSL fails.
+bool SignRemoveRequest(v1::RemoveRequest* request, const trust::PrivateKey& key, uint64_t sequence,
+                       int64_t not_after_ms, std::string* error);
 
 }  // namespace ward::cli

@@ -59,6 +59,7 @@
 #include "backends/bundle.h"
 #include "backends/registry.h"
 #include "backends/signing.h"
+#include "cli/bundle_message.h"
 #include "cli/diff_print.h"
 #include "cli/fleet.h"
 #include "cli/load.h"
@@ -166,44 +167,11 @@ std::string ScopeText(const v1::Scope& s) {
   }
 }
 
-// The scope flags as the proto's Scope and as signed statements name it.
-v1::Scope ScopeFrom(const ScopeFlags& flags) {
-  v1::Scope s;
-  if (flags.cgroup) s.set_cgroup(*flags.cgroup);
-  if (flags.uid) s.set_uid(static_cast<uint32_t>(*flags.uid));
-  if (flags.interface) s.set_interface(*flags.interface);
-  return s;
-}
-
-trust::SignedScope Signed(const v1::Scope& s) {
-  switch (s.kind_case()) {
-    case v1::Scope::kCgroup:
-      return {"cgroup", s.cgroup()};
-    case v1::Scope::kUid:
-      return {"uid", std::to_string(s.uid())};
-    case v1::Scope::kInterface:
-      return {"interface", s.interface()};
-    default:
-      return {};
-  }
-}
-
 // --sign-key and its companions, checked before any host is contacted.
 struct Signer {
   std::optional<trust::PrivateKey> key;
   uint64_t sequence = 0;
   int64_t not_after_ms = 0;
-
-  v1::Signature Sign(trust::Statement::Kind kind, const std::string& policy, const v1::Scope& scope,
-                     const std::string& sha256) const {
-    trust::Statement st{kind, policy, Signed(scope), sha256, sequence, not_after_ms, key->id()};
-    v1::Signature sig;
-    sig.set_key_id(key->id());
-    sig.set_sequence(sequence);
-    sig.set_not_after(not_after_ms);
-    sig.set_ed25519(key->Sign(trust::SigningBytes(st)));
-    return sig;
-  }
 };
 
 bool PrepareSigner(const char* command, const RemoteFlags& f, Signer* signer) {
@@ -316,22 +284,12 @@ int RunPush(const RemoteFlags& f) {
   // Compiled and signed once: every host gets the same bytes.
   v1::ApplyRequest request;
   v1::Bundle* b = request.mutable_bundle();
-  b->set_policy(bundle.policy);
-  b->set_ir_json(bundle.ir_json);
-  b->set_manifest(bundle.manifest);
-  for (const backend::BundleArtifact& a : bundle.artifacts) {
-    v1::Artifact* out = b->add_artifacts();
-    out->set_path(a.path);
-    out->set_target(a.target);
-    out->set_bytes(a.bytes);
-  }
-  *b->mutable_scope() = ScopeFrom(f.scope);
-  const trust::SignedScope scope = Signed(b->scope());
-  b->set_enforcer(f.target);
-  b->set_sha256(backend::BundleHash(bundle, scope.kind, scope.value, f.target));
-  if (signer.key) {
-    *b->mutable_signature() =
-        signer.Sign(trust::Statement::kBundle, b->policy(), b->scope(), b->sha256());
+  *b = BundleMessage(bundle, f.scope, f.target);
+  std::string sign_error;
+  if (signer.key &&
+      !SignBundleMessage(b, *signer.key, signer.sequence, signer.not_after_ms, &sign_error)) {
+    std::cerr << "ward push: " << sign_error << "; nothing sent\n";
+    return kFound;
   }
 
   if (fleet.single && f.output.format != "json") {
@@ -388,7 +346,7 @@ RemoteStatus Tombstone(RemoteAgent* agent, const RemoteFlags& f, const Signer& s
   request->set_policy(policy);
   *none = false;
   const bool scoped = f.scope.cgroup || f.scope.uid || f.scope.interface;
-  if (scoped) *request->mutable_scope() = ScopeFrom(f.scope);
+  if (scoped) *request->mutable_scope() = ScopeMessage(f.scope);
   if (!signer.key) return {};
   if (!scoped) {
     v1::GetRequest get;
@@ -402,8 +360,10 @@ RemoteStatus Tombstone(RemoteAgent* agent, const RemoteFlags& f, const Signer& s
     if (!status.ok()) return status;
     *request->mutable_scope() = got.state().scope();
   }
-  *request->mutable_signature() =
-      signer.Sign(trust::Statement::kRemove, policy, request->scope(), "");
+  std::string error;
+  if (!SignRemoveRequest(request, *signer.key, signer.sequence, signer.not_after_ms, &error)) {
+    return {13, "INTERNAL: " + error, ""};  // grpc::StatusCode::INTERNAL
+  }
   return {};
 }
 

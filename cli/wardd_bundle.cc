@@ -151,7 +151,9 @@ int WriteTombstone(const BundleFlags& f, const trust::PrivateKey& key, uint64_t 
   if (!NameFits(policy)) return kUsage;
   v1::RemoveRequest request;
   std::string error, file;
-  if (!SignedRemoveRequest(policy, f.scope, key, sequence, not_after_ms, &request, &error) ||
+  request.set_policy(policy);
+  *request.mutable_scope() = ScopeMessage(f.scope);
+  if (!SignRemoveRequest(&request, key, sequence, not_after_ms, &error) ||
       !agent::WriteRemoveFile(request, &file, &error)) {
     return Fail(error + "; nothing written");
   }

@@ -3,6 +3,23 @@
 #include <google/protobuf/util/json_util.h>
 
 namespace ward::agent {
+
+bool SignedScopeOf(const v1::Scope& scope, trust::SignedScope* out) {
+  switch (scope.kind_case()) {
+    case v1::Scope::kCgroup:
+      *out = {"cgroup", scope.cgroup()};
+      return true;
+    case v1::Scope::kUid:
+      *out = {"uid", std::to_string(scope.uid())};
+      return true;
+    case v1::Scope::kInterface:
+      *out = {"interface", scope.interface()};
+      return true;
+    case v1::Scope::KIND_NOT_SET:
+      break;
+  }
+  return false;
+}
 namespace {
 
 bool Parse(const std::string& bytes, google::protobuf::Message* out, std::string* error) {

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "backends/signing.h"
 #include "ward/agent/v1/agent.pb.h"
 
 namespace ward::agent {
@@ -19,6 +20,11 @@ inline constexpr char kBundleFileSuffix[] = ".wardd-bundle.json";
 inline constexpr char kRemoveFileSuffix[] = ".wardd-remove.json";
 // A bundle file larger than this is refused unread (wardd's message limit).
 inline constexpr size_t kMaxBundleFile = 64u << 20;
+
+// The scope as signed statements name it (backends/signing.h): "cgroup",
+// "uid" (in decimal) or "interface", and its value; false when `scope`
+// names none. wardd checks and the command line signs with this one.
+bool SignedScopeOf(const v1::Scope& scope, trust::SignedScope* out);
 
 // Parses a bundle file's bytes: strict (an unknown field is an error), so
 // that a file meant for a later wardd is refused, not half-read.

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "backends/bundle.h"
+#include "enforcers/agent/bundle_file.h"
 
 namespace ward::agent {
 namespace {
@@ -105,23 +106,6 @@ const trust::PublicKey* BundleKeys::Find(const std::string& key_id) const {
     if (k.id() == key_id) return &k;
   }
   return nullptr;
-}
-
-bool SignedScopeOf(const v1::Scope& scope, trust::SignedScope* out) {
-  switch (scope.kind_case()) {
-    case v1::Scope::kCgroup:
-      *out = {"cgroup", scope.cgroup()};
-      return true;
-    case v1::Scope::kUid:
-      *out = {"uid", std::to_string(scope.uid())};
-      return true;
-    case v1::Scope::kInterface:
-      *out = {"interface", scope.interface()};
-      return true;
-    case v1::Scope::KIND_NOT_SET:
-      break;
-  }
-  return false;
 }
 
 RpcStatus CheckBundleSignature(const BundleKeys& keys, const v1::Bundle& bundle, int64_t now_ms,

@@ -36,9 +36,6 @@ class BundleKeys {
   std::vector<trust::PublicKey> keys_;
 };
 
-// The scope as statements sign it; false when `scope` names none.
-bool SignedScopeOf(const v1::Scope& scope, trust::SignedScope* out);
-
 // What a valid signature says beyond the statement it covers.
 struct Verified {
   uint64_t sequence = 0;

@@ -192,15 +192,20 @@ def run(scratch):
         check(j['hosts'] == [{'host': h, 'ok': True, 'generation': 1, 'changed': False, 'error': '',
                               'audit_head': json_heads[i]} for i, h in enumerate(hosts)],
               'json: every host unchanged at generation 1, in file order', r)
-        check([x or '-' for x in json_heads] == heads,
-              'an unchanged push leaves the audit heads where the first push left them')
-        check(all(re.fullmatch(r'[0-9]+:[0-9a-f]+', x) for x in json_heads) or all(x == '' for x in json_heads),
-              'audit heads are SEQ:HASH (or all empty from a wardd without a log)')
+        check(all(re.fullmatch(r'[0-9]+:[0-9a-f]{64}', x) for x in heads + json_heads),
+              'audit heads are SEQ:HASH', r)
+        # An unchanged apply is audited too: each head moves on by one record.
+        check([int(x.split(':')[0]) for x in json_heads] == [int(x.split(':')[0]) + 1 for x in heads] and
+              all(x != y for x, y in zip(json_heads, heads)),
+              'an unchanged push moves each audit head on by its one "unchanged" record', r)
 
         r = ward('push', '--host', a, '--uid', UID, policy, '--format', 'json')
-        check(json.loads(r.stdout) == {'version': 1, 'hosts': [{'host': a, 'ok': True, 'generation': 1, 'changed': False,
-                                                                'error': '', 'audit_head': json_heads[0]}]},
-              'push --host --format json: the fleet form for one host', r)
+        one = json.loads(r.stdout)
+        next_head = one['hosts'][0]['audit_head'] if one.get('hosts') else ''
+        check(one == {'version': 1, 'hosts': [{'host': a, 'ok': True, 'generation': 1, 'changed': False,
+                                               'error': '', 'audit_head': next_head}]} and
+              next_head.split(':')[0] == str(int(json_heads[0].split(':')[0]) + 1),
+              'push --host --format json: the fleet form for one host, its head one record on', r)
 
         # Usage errors: nothing contacted.
         dup = os.path.join(scratch, 'dup')
@@ -289,17 +294,21 @@ def run(scratch):
 
         # --record-heads.
         heads_file = os.path.join(scratch, 'heads')
-        ward('push', '--hosts', hosts_file, '--uid', UID, policy, '--record-heads', heads_file)
-        ward('push', '--hosts', hosts_file, '--uid', UID, policy, '--record-heads', heads_file)
+        want = ''
+        for _ in range(2):
+            r = ward('push', '--hosts', hosts_file, '--uid', UID, policy, '--record-heads', heads_file,
+                     '--format', 'json')
+            want += ''.join('%s %s\n' % (h['host'], h['audit_head']) for h in json.loads(r.stdout)['hosts'])
         st = os.stat(heads_file)
         with open(heads_file) as f:
             text = f.read()
-        want = ''.join('%s %s\n' % (h, json_heads[i]) for i, h in enumerate(hosts) if json_heads[i])
-        check(stat.S_IMODE(st.st_mode) == 0o600 and text == want * 2,
-              '--record-heads: created 0600, one line per host per push, appended (%d bytes)' % len(text))
+        check(stat.S_IMODE(st.st_mode) == 0o600 and text == want and len(text.splitlines()) == 6 and
+              all(re.fullmatch(r'\S+ [0-9]+:[0-9a-f]{64}', line) for line in text.splitlines()),
+              '--record-heads: created 0600, one line per host per push (the heads the push reported), appended (%d bytes)' % len(text))
         r = ward('push', '--host', a, '--uid', UID, policy, '--record-heads', '/dev/stdout')
-        check(r.stdout.splitlines()[-1] == ('%s %s' % (a, json_heads[0]) if json_heads[0] else
-                                           'audit head: none'), '--record-heads /dev/stdout', r)
+        lines = r.stdout.splitlines()
+        check(len(lines) >= 2 and lines[-2].startswith('audit head: ') and
+              lines[-1] == '%s %s' % (a, lines[-2][len('audit head: '):]), '--record-heads /dev/stdout', r)
         r = ward('push', '--hosts', hosts_file, '--uid', UID, canary_policy, '--record-heads',
                  os.path.join(scratch, 'no', 'such', 'heads'), want=2)
         check(r.stderr == 'ward push: --record-heads %s: No such file or directory; nothing sent\n'
