@@ -60,25 +60,36 @@ void Field(std::string* out, const std::string& bytes) {
   out->append(bytes);
 }
 
-}  // namespace
-
-std::optional<PublicKey> PublicKey::FromPem(const std::string& pem, std::string* error) {
+// An Ed25519 key read from PEM (SPKI public, or PKCS#8 private); nullptr
+// and *error otherwise.
+EVP_PKEY* ReadEd25519(const std::string& pem, bool private_key, std::string* error) {
   BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
   if (!bio) {
     *error = "out of memory";
-    return std::nullopt;
+    return nullptr;
   }
-  EVP_PKEY* key = PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
+  EVP_PKEY* key = private_key ? PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr)
+                              : PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   if (!key) {
-    *error = "not a PEM public key (SPKI, as `openssl pkey -pubout` writes it)";
-    return std::nullopt;
+    *error = private_key
+                 ? "not a PEM private key (PKCS#8, as `openssl genpkey -algorithm ed25519` writes it)"
+                 : "not a PEM public key (SPKI, as `openssl pkey -pubout` writes it)";
+    return nullptr;
   }
   if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
     EVP_PKEY_free(key);
     *error = "not an Ed25519 key (make one with `openssl genpkey -algorithm ed25519`)";
-    return std::nullopt;
+    return nullptr;
   }
+  return key;
+}
+
+}  // namespace
+
+std::optional<PublicKey> PublicKey::FromPem(const std::string& pem, std::string* error) {
+  EVP_PKEY* key = ReadEd25519(pem, false, error);
+  if (!key) return std::nullopt;
   PublicKey out;
   out.key_ = std::shared_ptr<void>(key, FreeKey);
   out.id_ = IdOf(key);
@@ -115,22 +126,8 @@ bool PublicKey::Verify(const std::string& message, const std::string& signature)
 }
 
 std::optional<PrivateKey> PrivateKey::FromPem(const std::string& pem, std::string* error) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  if (!bio) {
-    *error = "out of memory";
-    return std::nullopt;
-  }
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
-  BIO_free(bio);
-  if (!key) {
-    *error = "not a PEM private key (PKCS#8, as `openssl genpkey -algorithm ed25519` writes it)";
-    return std::nullopt;
-  }
-  if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {
-    EVP_PKEY_free(key);
-    *error = "not an Ed25519 key (make one with `openssl genpkey -algorithm ed25519`)";
-    return std::nullopt;
-  }
+  EVP_PKEY* key = ReadEd25519(pem, true, error);
+  if (!key) return std::nullopt;
   PrivateKey out;
   out.key_ = std::shared_ptr<void>(key, FreeKey);
   out.public_.key_ = out.key_;  // an Ed25519 private key verifies as its public half

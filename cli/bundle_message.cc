@@ -28,6 +28,23 @@ trust::SignedScope ScopeOf(const v1::Scope& scope) {
 
 }  // namespace
 
+bool CompileForAgent(const LoadedPolicy& loaded, const backend::Backend* backend,
+                     const OutputFlags& output, backend::Bundle* out) {
+  DiagnosticSink sink;
+  const bool compiled =
+      backend::CompileBundle(loaded.ir, loaded.sources, {backend}, false, {}, sink, out);
+  DiagnosticSink shown;
+  for (const Diagnostic& d : sink.diagnostics()) {
+    if (d.code != Code::kUnenforcedSection) shown.Report(d);
+  }
+  if (!shown.diagnostics().empty()) {
+    OutputFlags text = output;
+    text.format = "text";
+    PrintDiagnostics(loaded.sources, shown, text);
+  }
+  return compiled;
+}
+
 v1::Scope ScopeMessage(const ScopeFlags& scope) {
   v1::Scope out;
   if (scope.cgroup) {

@@ -8,12 +8,21 @@
 
 #include "backends/bundle.h"
 #include "backends/signing.h"
+#include "cli/load.h"
+#include "cli/output.h"
 #include "cli/scope_flags.h"
 #include "ward/agent/v1/agent.pb.h"
 
 namespace ward::cli {
 
 namespace v1 = ::ward::agent::v1;
+
+// Compiles `loaded` with the enforcer's `backend` for wardd: its artifacts
+// travel with the IR (the agent renders from the IR and cross-checks
+// them). The other sections are not the agent's (B3005 would say so every
+// time): only the other diagnostics are printed, as text. False on errors.
+bool CompileForAgent(const LoadedPolicy& loaded, const backend::Backend* backend,
+                     const OutputFlags& output, backend::Bundle* out);
 
 // The scope flags (checked by CheckScopeFlags) as the proto's Scope.
 v1::Scope ScopeMessage(const ScopeFlags& scope);

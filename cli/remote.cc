@@ -261,22 +261,8 @@ int RunPush(const RemoteFlags& f) {
   int exit_code = kOk;
   auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
   if (!loaded) return exit_code;
-  // The artifacts of the enforcer's backend travel with the IR: the agent
-  // renders from the IR and cross-checks them. The other sections are not
-  // the agent's (B3005 would say so at every push): only errors are shown.
   backend::Bundle bundle;
-  DiagnosticSink sink;
-  const bool compiled =
-      backend::CompileBundle(loaded->ir, loaded->sources, {backend}, false, {}, sink, &bundle);
-  DiagnosticSink shown;
-  for (const Diagnostic& d : sink.diagnostics()) {
-    if (d.code != Code::kUnenforcedSection) shown.Report(d);
-  }
-  if (!shown.diagnostics().empty()) {
-    OutputFlags text = f.output;
-    text.format = "text";
-    PrintDiagnostics(loaded->sources, shown, text);
-  }
+  const bool compiled = CompileForAgent(*loaded, backend, f.output, &bundle);
   if (!compiled) {
     std::cerr << "ward push: nothing sent\n";
     return kFound;

@@ -206,21 +206,8 @@ int RunBundle(const BundleFlags& f) {
   int exit_code = kOk;
   auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
   if (!loaded) return exit_code;
-  // As `ward push` does: the enforcer's artifacts travel with the IR; the
-  // other sections are not wardd's, so only errors are shown.
   backend::Bundle bundle;
-  DiagnosticSink sink;
-  const bool compiled =
-      backend::CompileBundle(loaded->ir, loaded->sources, {backend}, false, {}, sink, &bundle);
-  DiagnosticSink shown;
-  for (const Diagnostic& d : sink.diagnostics()) {
-    if (d.code != Code::kUnenforcedSection) shown.Report(d);
-  }
-  if (!shown.diagnostics().empty()) {
-    OutputFlags text = f.output;
-    text.format = "text";
-    PrintDiagnostics(loaded->sources, shown, text);
-  }
+  const bool compiled = CompileForAgent(*loaded, backend, f.output, &bundle);
   if (!compiled) return Fail("nothing written", kFound);
 
   if (!NameFits(bundle.policy)) return kUsage;

@@ -82,16 +82,6 @@ RpcStatus ParseScope(const v1::Scope& scope, Parsed* out) {
   return Invalid("bundle.scope: missing");
 }
 
-backend::Bundle ToBackendBundle(const v1::Bundle& b) {
-  backend::Bundle out;
-  out.policy = b.policy();
-  out.ir_json = b.ir_json();
-  out.manifest = b.manifest();
-  for (const v1::Artifact& a : b.artifacts())
-    out.artifacts.push_back({a.path(), a.target(), a.bytes()});
-  return out;
-}
-
 // The IR of a bundle, checked by the IR's own invariants.
 RpcStatus ParseIr(const std::string& bytes, ir::Policy* out) {
   nlohmann::json j;

@@ -31,13 +31,7 @@ std::string Rfc3339(int64_t ms) {
 
 // The content hash of backends/bundle.h, recomputed from the bundle's fields.
 std::string ContentHash(const v1::Bundle& b, const trust::SignedScope& scope) {
-  backend::Bundle out;
-  out.policy = b.policy();
-  out.ir_json = b.ir_json();
-  out.manifest = b.manifest();
-  for (const v1::Artifact& a : b.artifacts())
-    out.artifacts.push_back({a.path(), a.target(), a.bytes()});
-  return backend::BundleHash(out, scope.kind, scope.value, b.enforcer());
+  return backend::BundleHash(ToBackendBundle(b), scope.kind, scope.value, b.enforcer());
 }
 
 // The checks bundles and tombstones share, first: a signature of the right
@@ -84,6 +78,16 @@ RpcStatus CheckStatement(const BundleKeys& keys, const std::string& field, const
 }
 
 }  // namespace
+
+backend::Bundle ToBackendBundle(const v1::Bundle& b) {
+  backend::Bundle out;
+  out.policy = b.policy();
+  out.ir_json = b.ir_json();
+  out.manifest = b.manifest();
+  for (const v1::Artifact& a : b.artifacts())
+    out.artifacts.push_back({a.path(), a.target(), a.bytes()});
+  return out;
+}
 
 bool BundleKeys::Load(const std::vector<std::string>& paths, std::string* error) {
   keys_.clear();

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/bundle.h"
 #include "backends/signing.h"
 #include "enforcers/agent/service.h"
 
@@ -35,6 +36,10 @@ class BundleKeys {
  private:
   std::vector<trust::PublicKey> keys_;
 };
+
+// The bundle message as backends/bundle.h has it (for BundleHash and
+// CrossCheck).
+backend::Bundle ToBackendBundle(const v1::Bundle& b);
 
 // What a valid signature says beyond the statement it covers.
 struct Verified {
