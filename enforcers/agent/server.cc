@@ -68,11 +68,21 @@ grpc::Status Denied(const Caller& caller, std::string_view path) {
       Printable(caller.identity) + " (" + RoleName(caller.role) + ") may not call " + what);
 }
 
+// Denied, and audited when the call would have changed state (Apply,
+// Remove): the audit log records every refused call of those.
+grpc::Status Refused(Agent* agent, const Caller& caller, std::string_view path) {
+  grpc::Status status = Denied(caller, path);
+  if (path == kApplyMethod || path == kRemoveMethod) {
+    agent->AuditRefused(caller, path == kApplyMethod ? "Apply" : "Remove", status.error_message());
+  }
+  return status;
+}
+
 // Over TCP, before any handler (health and reflection included): the exact
 // path against the table, for the certificate's identity.
 class TcpGate final : public grpc::AuthMetadataProcessor {
  public:
-  explicit TcpGate(const Roles* roles) : roles_(roles) {}
+  TcpGate(const Roles* roles, Agent* agent) : roles_(roles), agent_(agent) {}
   bool IsBlocking() const override { return false; }
   grpc::Status Process(const InputMetadata& metadata, grpc::AuthContext* context, OutputMetadata*,
                        OutputMetadata*) override {
@@ -83,12 +93,13 @@ class TcpGate final : public grpc::AuthMetadataProcessor {
     if (it == metadata.end())
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "no method path");
     std::string_view path(it->second.data(), it->second.size());
-    if (!Allowed(caller.role, path)) return Denied(caller, path);
+    if (!Allowed(caller.role, path)) return Refused(agent_, caller, path);
     return grpc::Status::OK;
   }
 
  private:
   const Roles* roles_;
+  Agent* agent_;
 };
 
 class AgentService final : public v1::Agent::Service {
@@ -176,7 +187,7 @@ class AgentService final : public v1::Agent::Service {
                          Caller* caller) const {
     if (!peers_->Lookup(ctx.peer(), caller) && !FromTls(*ctx.auth_context(), *roles_, caller))
       return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "no verified caller");
-    if (!Allowed(caller->role, path)) return Denied(*caller, path);
+    if (!Allowed(caller->role, path)) return Refused(agent_, *caller, path);
     return grpc::Status::OK;
   }
 
@@ -270,7 +281,7 @@ bool GrpcServer::Open(Agent* agent, const ServerOptions& o, std::string* error) 
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, 16);
   // No SO_REUSEPORT: a second wardd on the same port fails, not shares it.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  gate_ = std::make_shared<TcpGate>(&roles_);
+  gate_ = std::make_shared<TcpGate>(&roles_, agent);
   std::vector<int> ports(urls.size(), 0);
   for (size_t i = 0; i < urls.size(); ++i) {
     if (urls[i].kind != ListenUrl::kTcp) continue;

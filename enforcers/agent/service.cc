@@ -232,6 +232,11 @@ class AgentImpl : public Agent {
   std::unique_ptr<Subscription> Watch(const Caller& caller) override;
   MetricsSnapshot Metrics() override;
   std::string AuditHead() override { return audit_.Head(); }
+  void AuditRefused(const Caller& caller, const std::string& method,
+                    const std::string& reason) override {
+    Refuse(caller, method == "Apply" ? "Apply" : "Remove", "", "",
+           Status(RpcStatus::kPermissionDenied, reason));
+  }
   void Shutdown() override;
 
  private:
@@ -485,7 +490,8 @@ void AgentImpl::Converge() {
 RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request,
                            v1::ApplyResponse* response) {
   if (!Allowed(caller, Role::kOperator)) {
-    return Status(RpcStatus::kPermissionDenied, "Apply needs the operator role");
+    return Refuse(caller, "Apply", request.bundle().policy(), "",
+                  Status(RpcStatus::kPermissionDenied, "Apply needs the operator role"));
   }
   if (!request.has_bundle()) return Refuse(caller, "Apply", "", "", Invalid("bundle: missing"));
   const v1::Bundle& bundle = request.bundle();
@@ -665,7 +671,8 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
 RpcStatus AgentImpl::Remove(const Caller& caller, const v1::RemoveRequest& request,
                             v1::RemoveResponse* response) {
   if (!Allowed(caller, Role::kOperator)) {
-    return Status(RpcStatus::kPermissionDenied, "Remove needs the operator role");
+    return Refuse(caller, "Remove", request.policy(), "",
+                  Status(RpcStatus::kPermissionDenied, "Remove needs the operator role"));
   }
   if (request.policy().empty()) return Refuse(caller, "Remove", "", "", Invalid("policy: missing"));
   // With --bundle-key, a signed tombstone: checked as a bundle's signature

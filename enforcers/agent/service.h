@@ -126,6 +126,13 @@ class Agent {
   virtual std::unique_ptr<Subscription> Watch(const Caller& caller) = 0;
   // The counters and gauges of the metrics endpoint.
   virtual MetricsSnapshot Metrics() { return {}; }
+  // A call to Apply or Remove that the adapter refused before the service
+  // saw it (the caller's role may not make it): audited and published as
+  // `refused`, as every refused call that would change state is.
+  virtual void AuditRefused(const Caller& caller, const std::string& method,
+                            const std::string& reason) {
+    (void)caller, (void)method, (void)reason;
+  }
   // The audit log's head, "SEQ:HASH" ("0:" and 64 zeros for an empty log).
   virtual std::string AuditHead() { return ""; }
   // Ends every subscription and background thread; then the object may go.

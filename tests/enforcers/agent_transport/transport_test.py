@@ -300,6 +300,13 @@ class TransportTest(unittest.TestCase):
         assert os.path.lexists("/run/ward/agent/endpoints.json") == cls.host_endpoints
         os.environ.get("KEEP") or shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def audit_tail(self, w, n):
+        """The last n records of w's audit log (checkpoints left out) as (who, method, result)."""
+        with open(os.path.join(w.state_dir, "audit.log")) as f:
+            records = [json.loads(line) for line in f if line.strip()]
+        records = [r for r in records if r["what"]["method"] != "checkpoint"]
+        return [(r["who"], r["what"]["method"], r["result"]) for r in records[-n:]]
+
     def new_state_dir(self):
         TransportTest.counter += 1
         d = os.path.join(self.tmp, "state-%d" % self.counter)
@@ -414,6 +421,11 @@ class TransportTest(unittest.TestCase):
         self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Apply")
         r = self.call(w.target(), "/ward.agent.v1.Agent/Remove", {"policy": "p"}, **member)
         self.assertCode(r, "PERMISSION_DENIED", deny + "/ward.agent.v1.Agent/Remove")
+        if not self.fake:
+            # Refused calls that would change state are audited, by who made them.
+            self.assertEqual(self.audit_tail(w, 2), [
+                ("uid:%d" % UID_READER, "apply", "refused: " + deny + "/ward.agent.v1.Agent/Apply"),
+                ("uid:%d" % UID_READER, "remove", "refused: " + deny + "/ward.agent.v1.Agent/Remove")])
         self.assertCode(self.call(w.target(), "/ward.agent.v1.Agent/Check", **member), "OK")
         r = self.call(w.target(), "/ward.agent.v1.Agent/Get", {"policy": "absent"}, **member)
         self.assertCode(r, "OK" if self.fake else "NOT_FOUND")
@@ -649,6 +661,9 @@ class TransportTest(unittest.TestCase):
             self.assertEqual(r["response"]["unmanaged"][0]["policy"], "monitor")
         r = self.call(t, "/ward.agent.v1.Agent/Apply", {"bundle": {"policy": "p"}}, tls=tls("reader"))
         self.assertCode(r, "PERMISSION_DENIED", "monitor (reader) may not call /ward.agent.v1.Agent/Apply")
+        if not self.fake:  # refused before any handler (the TLS gate), and audited
+            self.assertEqual(self.audit_tail(w, 1), [
+                ("monitor", "apply", "refused: monitor (reader) may not call /ward.agent.v1.Agent/Apply")])
         r = self.call(t, "/grpc.health.v1.Health/Check", kind="health", tls=tls("reader"))
         self.assertEqual(r["response"], {"status": 1})
         # a verified certificate of an identity the roles file does not name
