@@ -12,8 +12,6 @@
 
 namespace ward::agent {
 
-namespace v1 = ::ward::agent::v1;
-
 // NAME.wardd-bundle.json, NAME being the bundle's policy.
 inline constexpr char kBundleFileSuffix[] = ".wardd-bundle.json";
 // NAME.wardd-remove.json: a signed tombstone, a RemoveRequest.

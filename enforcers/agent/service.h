@@ -17,8 +17,6 @@
 
 namespace ward::agent {
 
-namespace v1 = ::ward::agent::v1;
-
 enum class Role { kNone, kReader, kOperator };
 
 struct Caller {
