@@ -72,9 +72,10 @@ EVP_PKEY* ReadEd25519(const std::string& pem, bool private_key, std::string* err
                               : PEM_read_bio_PUBKEY(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
   if (!key) {
-    *error = private_key
-                 ? "not a PEM private key (PKCS#8, as `openssl genpkey -algorithm ed25519` writes it)"
-                 : "not a PEM public key (SPKI, as `openssl pkey -pubout` writes it)";
+    *error =
+        private_key
+            ? "not a PEM private key (PKCS#8, as `openssl genpkey -algorithm ed25519` writes it)"
+            : "not a PEM public key (SPKI, as `openssl pkey -pubout` writes it)";
     return nullptr;
   }
   if (EVP_PKEY_get_id(key) != EVP_PKEY_ED25519) {

@@ -16,8 +16,8 @@ namespace v1 = ::ward::agent::v1;
 
 // --host and the TLS flags.
 struct RemoteTarget {
-  std::string url;            // unix:///PATH or tcp://HOST:PORT
-  std::string ca, cert, key;  // tcp: the CA that signed the agent, our certificate and key
+  std::string url;             // unix:///PATH or tcp://HOST:PORT
+  std::string ca, cert, key;   // tcp: the CA that signed the agent, our certificate and key
   int64_t timeout_ms = 30000;  // each call's deadline (--timeout)
 };
 

@@ -103,7 +103,10 @@ RpcStatus ParseIr(const std::string& bytes, ir::Policy* out) {
 
 // Every check a bundle passes before anything is touched. `check_hash`:
 // false for the bundles sealed in the state folder (checked on receipt).
-RpcStatus ParseBundle(const v1::Bundle& b, bool check_hash, Parsed* out) {
+// `content_sha256`: the content hash already recomputed (by the signature
+// check), or "" to compute it here.
+RpcStatus ParseBundle(const v1::Bundle& b, bool check_hash, Parsed* out,
+                      const std::string& content_sha256 = "") {
   if (b.policy().empty()) return Invalid("bundle.policy: missing");
   if (!ValidPolicyName(b.policy())) {
     return Invalid("bundle.policy: '" + b.policy() +
@@ -133,7 +136,11 @@ RpcStatus ParseBundle(const v1::Bundle& b, bool check_hash, Parsed* out) {
   }
   if (!check_hash) return {};
   if (b.sha256().empty()) return Invalid("bundle.sha256: missing");
-  if (b.sha256() != backend::BundleHash(bundle, out->scope_kind, out->scope_value, b.enforcer())) {
+  const std::string content =
+      content_sha256.empty()
+          ? backend::BundleHash(bundle, out->scope_kind, out->scope_value, b.enforcer())
+          : content_sha256;
+  if (b.sha256() != content) {
     return Invalid("bundle.sha256: does not match the content");
   }
   return {};
@@ -540,15 +547,17 @@ RpcStatus AgentImpl::Apply(const Caller& caller, const v1::ApplyRequest& request
     auto in_force = managed_.find(name);
     if (in_force != managed_.end() && in_force->second.record.sha256 == bundle.sha256()) {
       Parsed scope;
-      if (ParseScope(bundle.scope(), &scope).ok() &&
-          backend::BundleHash(ToBackendBundle(bundle), scope.scope_kind, scope.scope_value,
-                              bundle.enforcer()) == bundle.sha256()) {
+      if (checked
+              ? verified.content_sha256 == bundle.sha256()
+              : ParseScope(bundle.scope(), &scope).ok() &&
+                    backend::BundleHash(ToBackendBundle(bundle), scope.scope_kind,
+                                        scope.scope_value, bundle.enforcer()) == bundle.sha256()) {
         return unchanged(in_force->second);
       }
     }
   }
   Parsed parsed;
-  if (RpcStatus s = ParseBundle(bundle, true, &parsed); !s.ok()) {
+  if (RpcStatus s = ParseBundle(bundle, true, &parsed, verified.content_sha256); !s.ok()) {
     return Refuse(caller, "Apply", name, bundle.sha256(), s);
   }
   if (std::string error; !Guard(&parsed, &error)) {

@@ -124,7 +124,9 @@ RpcStatus CheckBundleSignature(const BundleKeys& keys, const v1::Bundle& bundle,
   s.policy = bundle.policy();
   if (!SignedScopeOf(bundle.scope(), &s.scope)) return Invalid("bundle.scope: missing");
   s.sha256 = ContentHash(bundle, s.scope);
-  return CheckStatement(keys, "bundle.signature", bundle.signature(), s, now_ms, out);
+  RpcStatus st = CheckStatement(keys, "bundle.signature", bundle.signature(), s, now_ms, out);
+  if (st.ok()) out->content_sha256 = s.sha256;
+  return st;
 }
 
 RpcStatus CheckRemoveSignature(const BundleKeys& keys, const v1::RemoveRequest& request,

@@ -45,6 +45,9 @@ backend::Bundle ToBackendBundle(const v1::Bundle& b);
 struct Verified {
   uint64_t sequence = 0;
   std::string key_id;
+  // A bundle's content hash as the check recomputed it (BundleHash over its
+  // content, scope and enforcer), so that Apply need not compute it again.
+  std::string content_sha256;
 };
 
 // Apply: `bundle` carries a signature by one of `keys` over its policy,

@@ -21,11 +21,11 @@
 #include <string_view>
 
 #include "backends/bundle.h"
-#include "enforcers/agent/audit_record.h"
-#include "enforcers/agent/bundle_file.h"
 #include "backends/registry.h"
 #include "compiler/agent_guard.h"
 #include "compiler/ir_json.h"
+#include "enforcers/agent/audit_record.h"
+#include "enforcers/agent/bundle_file.h"
 
 namespace {
 

@@ -28,13 +28,13 @@
 #include "enforcers/linux/nftables.h"
 #include "tests/backends/compile_fixture.h"
 #include "tests/backends/nftables/netns_fixture.h"
+#include "tests/enforcers/agent/agent_fixture.h"
 
 namespace ward::test {
 namespace {
 
 const bool kRoot = (RequireRoot("enforcers_agent_test"), true);
 
-constexpr uint32_t kUid = 4242;
 constexpr const char* kPolicyA =
     "policy agenttest { network { allow tcp to 10.9.0.0/16 port 1111 } }";
 constexpr const char* kPolicyB =
@@ -55,36 +55,6 @@ class StateDir {
  private:
   std::string path_;
 };
-
-// `source` compiled with the nftables backend into the bundle `ward push`
-// sends, for the uid scope (or the cgroup `cgroup`), applied by `enforcer`.
-agent::v1::Bundle MakeBundle(const std::string& source, const std::string& cgroup = "",
-                             const std::string& enforcer = "nftables") {
-  auto c = CompileWith(backend::NftablesBackend(), source);
-  DiagnosticSink sink;
-  backend::Bundle b;
-  REQUIRE(backend::CompileBundle(c->ir, c->front->sources, {&backend::NftablesBackend()}, false, {},
-                                 sink, &b));
-  agent::v1::Bundle out;
-  out.set_policy(b.policy);
-  out.set_ir_json(b.ir_json);
-  out.set_manifest(b.manifest);
-  for (const backend::BundleArtifact& a : b.artifacts) {
-    agent::v1::Artifact* x = out.add_artifacts();
-    x->set_path(a.path);
-    x->set_target(a.target);
-    x->set_bytes(a.bytes);
-  }
-  if (cgroup.empty()) {
-    out.mutable_scope()->set_uid(kUid);
-  } else {
-    out.mutable_scope()->set_cgroup(cgroup);
-  }
-  out.set_enforcer(enforcer);
-  out.set_sha256(backend::BundleHash(b, cgroup.empty() ? "uid" : "cgroup",
-                                     cgroup.empty() ? std::to_string(kUid) : cgroup, enforcer));
-  return out;
-}
 
 // The hash of a bundle whose fields a test changed.
 void Rehash(agent::v1::Bundle* b) {

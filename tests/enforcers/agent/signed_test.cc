@@ -25,13 +25,13 @@
 #include "enforcers/linux/nftables.h"
 #include "tests/backends/compile_fixture.h"
 #include "tests/backends/nftables/netns_fixture.h"
+#include "tests/enforcers/agent/agent_fixture.h"
 
 namespace ward::test {
 namespace {
 
 const bool kRoot = (RequireRoot("enforcers_agent_signed_test"), true);
 
-constexpr uint32_t kUid = 4242;
 constexpr const char* kPolicyA =
     "policy agenttest { network { allow tcp to 10.9.0.0/16 port 1111 } }";
 constexpr const char* kPolicyB =
@@ -73,28 +73,6 @@ trust::PrivateKey NewKey() {
   INFO(error);
   REQUIRE(k);
   return *k;
-}
-
-agent::v1::Bundle MakeBundle(const std::string& source) {
-  auto c = CompileWith(backend::NftablesBackend(), source);
-  DiagnosticSink sink;
-  backend::Bundle b;
-  REQUIRE(backend::CompileBundle(c->ir, c->front->sources, {&backend::NftablesBackend()}, false, {},
-                                 sink, &b));
-  agent::v1::Bundle out;
-  out.set_policy(b.policy);
-  out.set_ir_json(b.ir_json);
-  out.set_manifest(b.manifest);
-  for (const backend::BundleArtifact& a : b.artifacts) {
-    agent::v1::Artifact* x = out.add_artifacts();
-    x->set_path(a.path);
-    x->set_target(a.target);
-    x->set_bytes(a.bytes);
-  }
-  out.mutable_scope()->set_uid(kUid);
-  out.set_enforcer("nftables");
-  out.set_sha256(backend::BundleHash(b, "uid", std::to_string(kUid), "nftables"));
-  return out;
 }
 
 int64_t InAWeek() {
