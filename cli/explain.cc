@@ -106,6 +106,7 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
       j["errno_name"] = ErrnoName(e.errno_value);
     }
     j["query"] = e.query;
+    if (!e.path.empty()) j["path"] = e.path;
     j["by_default"] = e.by_default();
     if (e.default_rule.valid()) j["default_rule"] = ir::Where(loaded.sources, e.default_rule);
     nlohmann::ordered_json rules = nlohmann::ordered_json::array();
@@ -187,7 +188,7 @@ int RunExplain(const ExplainFlags& f) {
   int exit_code = kOk;
   auto loaded = LoadPolicy(f.file, f.policy, f.std_dir, f.output, &exit_code);
   if (!loaded) return exit_code;
-  std::string error;
+  std::string error, hint;
   std::optional<ir::Explanation> e;
   // As the enforcers decide on this host: no policy reaches wardd
   // (compiler/agent_guard.h); explain names those implicit rules.
@@ -230,10 +231,11 @@ int RunExplain(const ExplainFlags& f) {
     ir::FsRight right = *f.access == "read"    ? ir::FsRight::kRead
                         : *f.access == "write" ? ir::FsRight::kWrite
                                                : ir::FsRight::kExec;
-    e = ir::ExplainPath(loaded->ir, *f.path, right, f.home, &error);
+    e = ir::ExplainPath(loaded->ir, *f.path, right, f.home, &error, &hint);
   }
   if (!e) {
     std::cerr << "ward explain: " << error << "\n";
+    if (!hint.empty()) std::cerr << "  = hint: " << hint << "\n";
     return kUsage;
   }
   Print(*e, *loaded, f.output);

@@ -108,21 +108,54 @@ std::optional<Explanation> ExplainNetlink(const Policy& policy, const std::strin
   return e;
 }
 
+std::optional<std::string> NormaliseQueryPath(const std::string& path, std::string* error,
+                                              std::string* hint) {
+  auto bad = [&](const std::string& why, const std::string& how) {
+    *error = "invalid path \"" + path + "\": " + why;
+    *hint = how;
+    return std::nullopt;
+  };
+  if (path.empty() || path[0] != '/') return bad("not absolute", "start it with /");
+  if (path.find('\0') != std::string::npos) return bad("contains a NUL byte", "");
+  std::string out;
+  size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    std::string comp = path.substr(i, j - i);
+    i = j;
+    // `.` names the same directory whatever the links; `..` is resolved by
+    // the kernel after following symlinks, which a policy cannot see: the
+    // lexical answer could differ from what ward run decides.
+    if (comp.empty() || comp == ".") continue;
+    if (comp == "..") {
+      return bad("'..' components are not allowed",
+                 "the kernel resolves '..' after following symlinks, which explain cannot see: "
+                 "give the path without '..' (realpath(1) on the host the policy runs on)");
+    }
+    out += "/" + comp;
+  }
+  return out.empty() ? "/" : out;
+}
+
 std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& path, FsRight right,
-                                       const std::optional<std::string>& home, std::string* error) {
+                                       const std::optional<std::string>& home, std::string* error,
+                                       std::string* hint) {
+  std::string ignored;
+  std::optional<std::string> decided = NormaliseQueryPath(path, error, hint ? hint : &ignored);
+  if (!decided) return std::nullopt;
   if (policy.filesystem.NeedsHome() && !home) {
     *error = "the policy has rules under ~: give --home DIR";
     return std::nullopt;
   }
-  if (path.empty() || path[0] != '/') {
-    *error = "--path must be absolute";
-    return std::nullopt;
-  }
   Explanation e;
-  FsDecision d = policy.filesystem.Decide(path, right, home);
-  e.query = std::string(FsRightName(right)) + " " + path;
+  FsDecision d = policy.filesystem.Decide(*decided, right, home);
+  e.query = std::string(FsRightName(right)) + " " + *decided;
+  e.path = *decided;
   e.decision = d.allow ? "allow" : "deny";
   e.rules = d.rules;
+  if (*decided != path) e.notes.push_back("decided for " + *decided + " (given as " + path + ")");
   if (!d.pattern.empty()) e.notes.push_back("most specific pattern: " + d.pattern);
   return e;
 }

@@ -19,6 +19,7 @@ struct Explanation {
   // The implicit rules that decided (compiler/agent_guard.h): why each is
   // there ("wardd listens on tcp://127.0.0.1:7443").
   std::vector<std::string> implicit;
+  std::string path;     // --path: the normalised path that was decided
   int errno_value = 0;  // the errno a syscall `errno` decision returns
   Span default_rule;    // syscalls: the `default` that decided (when by default)
   bool by_default() const { return rules.empty() && implicit.empty(); }
@@ -40,9 +41,17 @@ Explanation ExplainUnix(const Policy& policy, const std::string& target);
 // ...) under ward run; an unknown name is an error.
 std::optional<Explanation> ExplainNetlink(const Policy& policy, const std::string& protocol,
                                           std::string* error);
-// `home` is required when the policy has `~` rules (*error says so).
+// The path a `--path` question is decided for: `//`, `.` and a trailing
+// `/` normalised away; relative paths and `..` refused (*error, with a
+// *hint), as the language refuses them in rules: the kernel resolves `..`
+// after following symlinks, so a lexical answer could differ from the run's.
+std::optional<std::string> NormaliseQueryPath(const std::string& path, std::string* error,
+                                              std::string* hint);
+// `home` is required when the policy has `~` rules (*error says so). The
+// path is normalised first (NormaliseQueryPath); Explanation::path holds it.
 std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& path, FsRight right,
-                                       const std::optional<std::string>& home, std::string* error);
+                                       const std::optional<std::string>& home, std::string* error,
+                                       std::string* hint = nullptr);
 
 struct SyscallQuery {
   std::string name;

@@ -468,6 +468,22 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
                   "'" + limit.key.text + "' must be greater than zero");
       continue;
     }
+    // cpus becomes a CFS quota of cpus x 100 ms per 100 ms period (cgroup v2
+    // cpu.max, v1 cpu.cfs_quota_us, runc, the kubelet, Firecracker's jailer).
+    // The kernel refuses a quota under 1 ms or over 2^44-1 us (EINVAL), so
+    // such a value would compile and then fail where it is applied.
+    constexpr uint64_t kMinCpuMilli = 10;                          // 0.01: 1000 us
+    constexpr uint64_t kMaxCpuMilli = ((uint64_t{1} << 44) - 1) / 100;
+    if (info->kind == ast::LimitKind::kCpus && (*value < kMinCpuMilli || *value > kMaxCpuMilli)) {
+      sink_.Error(Code::kValueOutOfRange, limit.raw.span,
+                  *value < kMinCpuMilli
+                      ? "'cpus' must be at least 0.01: a CPU quota under 1 ms per 100 ms period "
+                        "is refused by the kernel (cpu.max)"
+                      : "'cpus' must be at most " + std::to_string(kMaxCpuMilli / 1000) +
+                            ": the kernel refuses a larger CPU quota (cpu.max)",
+                  "the kernel's CFS bandwidth quota is 1000 us to 2^44-1 us per period");
+      continue;
+    }
     limit.value = *value;
   }
 }

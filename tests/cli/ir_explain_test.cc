@@ -120,6 +120,49 @@ TEST_CASE("explain --path: most specific wins; ~ needs --home") {
   CHECK(no_home.err == "ward explain: the policy has rules under ~: give --home DIR\n");
 }
 
+TEST_CASE("explain --path: '..' is refused, '.', '//' and a trailing '/' are normalised") {
+  // Issue 19 item 7: "/workspace/../etc/shadow" answered allow although the
+  // kernel (after following a /workspace symlink) may reach another file.
+  std::string p = WriteTemp("dots.ward", R"(policy p {
+  filesystem {
+    allow read "/workspace"
+    allow read "/etc"
+    deny read "/etc/shadow"
+  }
+}
+)");
+  Run dots = Ward("explain " + p + " --path /workspace/../etc/shadow --access read", kStdEnv);
+  CHECK(dots.status == 2);
+  CHECK(dots.out.empty());
+  CHECK(dots.err ==
+        "ward explain: invalid path \"/workspace/../etc/shadow\": '..' components are not "
+        "allowed\n  = hint: the kernel resolves '..' after following symlinks, which explain "
+        "cannot see: give the path without '..' (realpath(1) on the host the policy runs on)\n");
+  CHECK(Ward("explain " + p + " --path /workspace/.. --access read --format json", kStdEnv)
+            .status == 2);
+  CHECK(Ward("explain " + p + " --path workspace/a --access read", kStdEnv).status == 2);
+  // Positive controls: the same files without '..' are decided, and the
+  // answer names the path decided.
+  Run shadow = Ward("explain " + p + " --path /etc/shadow --access read", kStdEnv);
+  CHECK(shadow.status == 0);
+  CHECK(shadow.out == "deny read /etc/shadow\n  " + p +
+                          ":5:5: deny read \"/etc/shadow\"\n  note: most specific pattern: "
+                          "/etc/shadow\n");
+  Run messy = Ward("explain " + p + " --path //workspace/./src//a.c/ --access read", kStdEnv);
+  CHECK(messy.status == 0);
+  CHECK(messy.out == "allow read /workspace/src/a.c\n  " + p +
+                         ":3:5: allow read \"/workspace\"\n  note: decided for /workspace/src/a.c "
+                         "(given as //workspace/./src//a.c/)\n  note: most specific pattern: "
+                         "/workspace\n");
+  Run json = Ward("explain " + p + " --path /etc/./shadow/ --access read --format json", kStdEnv);
+  CHECK(json.status == 0);
+  CHECK(json.out.find("\"query\": \"read /etc/shadow\",\n  \"path\": \"/etc/shadow\",") !=
+        std::string::npos);
+  CHECK(json.out.find("\"decision\": \"deny\"") != std::string::npos);
+  CHECK(Ward("explain " + p + " --path / --access read", kStdEnv).out ==
+        "deny read /\n  no rule matched: denied by default\n");
+}
+
 TEST_CASE("explain: usage errors exit 2") {
   std::string p = PolicyFile();
   CHECK(Ward("explain " + p, kStdEnv).status == 2);
