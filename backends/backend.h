@@ -22,6 +22,13 @@ inline constexpr Section kAllSections[] = {Section::kSyscalls, Section::kFilesys
                                            Section::kNetwork, Section::kProcess, Section::kLimits};
 std::string_view SectionName(Section section);  // "syscalls", ...
 
+// The process and limits sections are enforced field by field: a target may
+// carry `limits.memory` and not `limits.disk`. The fields a policy gives, as
+// "section.field": process.no_new_privileges and process.capabilities always
+// (their defaults are decisions too), process.user and process.env_allow when
+// set, limits.KEY per limit. Empty for the other sections.
+std::vector<std::string> PolicyFields(const ir::Policy& policy, Section section);
+
 struct Artifact {
   std::string path;   // relative to the output folder; `/` separated, no `..`
   std::string bytes;  // written as is
@@ -45,6 +52,10 @@ struct Result {
   // What this compile enforces: usually covers(), less when the policy uses
   // something the target cannot express (then a warning says so).
   std::vector<Section> enforced;
+  // The process and limits fields (PolicyFields) the artifacts carry and the
+  // target enforces as the policy means them; the manifest's coverage of
+  // those two sections is made from these, not from `enforced`.
+  std::vector<std::string> fields;
 };
 
 class Backend {

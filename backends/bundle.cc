@@ -84,6 +84,7 @@ bool CompileBundle(const ir::Policy& ir, const SourceManager& sources,
                    DiagnosticSink& sink, Bundle* out) {
   std::vector<std::pair<const Backend*, Artifact>> artifacts;
   std::map<Section, std::vector<std::string>> coverage;
+  std::map<std::string, std::vector<std::string>> carriers;  // field -> targets
   // Backends that enforce the same section say the same things about it
   // (B3003 from seccomp and oci): each message is reported once.
   std::set<std::tuple<Code, FileId, uint32_t, uint32_t, std::string>> said;
@@ -102,12 +103,52 @@ bool CompileBundle(const ir::Policy& ir, const SourceManager& sources,
       continue;
     }
     for (Artifact& a : r.artifacts) artifacts.emplace_back(b, std::move(a));
-    for (Section s : r.enforced) coverage[s].push_back(std::string(b->name()));
+    for (Section s : r.enforced) {
+      if (!PolicyFields(ir, s).empty()) continue;  // decided by the fields, below
+      coverage[s].push_back(std::string(b->name()));
+    }
+    for (const std::string& f : r.fields) carriers[f].push_back(std::string(b->name()));
+  }
+  // Process and limits, field by field: a section is enforced when each of
+  // its fields is carried by some chosen target (coverage lists those
+  // targets), partly when some are, not at all when none is.
+  std::map<Section, bool> partly;
+  for (Section s : kAllSections) {
+    const std::vector<std::string> fields = PolicyFields(ir, s);
+    if (fields.empty()) continue;
+    std::vector<std::string> by;
+    bool all = true;
+    for (const std::string& f : fields) {
+      auto it = carriers.find(f);
+      if (it == carriers.end()) {
+        all = false;
+        continue;
+      }
+      for (const std::string& t : it->second) {
+        if (std::find(by.begin(), by.end(), t) == by.end()) by.push_back(t);
+      }
+    }
+    if (all) {
+      // In the order the targets were chosen.
+      for (const Backend* b : chosen) {
+        if (std::find(by.begin(), by.end(), b->name()) != by.end()) {
+          coverage[s].push_back(std::string(b->name()));
+        }
+      }
+    } else if (!by.empty()) {
+      partly[s] = true;
+    }
   }
   std::string unenforced;
   for (Section s : kAllSections) {
-    if (!coverage.count(s))
+    if (coverage.count(s)) continue;
+    if (partly.count(s)) {
+      for (const std::string& f : PolicyFields(ir, s)) {
+        if (!carriers.count(f)) unenforced += (unenforced.empty() ? "" : ", ") + f;
+      }
+    } else {
       unenforced += (unenforced.empty() ? "" : ", ") + std::string(SectionName(s));
+    }
   }
   if (!unenforced.empty()) {
     std::string message = "not enforced by the chosen targets: " + unenforced;
@@ -152,10 +193,23 @@ bool CompileBundle(const ir::Policy& ir, const SourceManager& sources,
     if (coverage.count(s)) {
       cov[name] = coverage[s];
     } else {
-      cov[name] = "unenforced";
+      cov[name] = partly.count(s) ? "partial" : "unenforced";
     }
   }
   manifest["coverage"] = cov;
+  // Which target carries each process and limits field the policy gives.
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+  for (Section s : {Section::kProcess, Section::kLimits}) {
+    for (const std::string& f : PolicyFields(ir, s)) {
+      auto it = carriers.find(f);
+      if (it == carriers.end()) {
+        fields[f] = "unenforced";
+      } else {
+        fields[f] = it->second;
+      }
+    }
+  }
+  manifest["fields"] = fields;
   bundle.manifest = manifest.dump(2) + "\n";
   *out = std::move(bundle);
   return true;

@@ -25,6 +25,18 @@ std::string_view SectionName(Section section) {
   return "?";
 }
 
+std::vector<std::string> PolicyFields(const ir::Policy& policy, Section section) {
+  std::vector<std::string> out;
+  if (section == Section::kProcess) {
+    out = {"process.no_new_privileges", "process.capabilities"};
+    if (policy.process.user) out.push_back("process.user");
+    if (!policy.process.env_allowed.empty()) out.push_back("process.env_allow");
+  } else if (section == Section::kLimits) {
+    for (const auto& [key, limit] : policy.limits) out.push_back("limits." + key);
+  }
+  return out;
+}
+
 const std::vector<const Backend*>& AllBackends() {
   static const std::vector<const Backend*> all = {
 #define WARD_BACKEND(fn) &fn(),

@@ -38,6 +38,11 @@ class Firecracker final : public Backend {
     if (plan.network) result.artifacts.push_back({policy.name + ".tap.nft", ruleset.text});
     result.enforced.push_back(Section::kNetwork);
     if (plan.limits_complete) result.enforced.push_back(Section::kLimits);
+    // machine-config's vcpu_count and mem_size_mib, with the jailer's
+    // cgroup quota (vm_config.h); the other limits apply inside the guest.
+    for (const char* key : {"cpus", "memory"}) {
+      if (policy.limits.count(key)) result.fields.push_back(std::string("limits.") + key);
+    }
     result.ok = true;
     return result;
   }

@@ -194,6 +194,11 @@ class Kubernetes final : public Backend {
                    "capabilities are bounded, not effective",
                    "deny-only approximation: the workload runs without them");
     }
+    // allowPrivilegeEscalation, capabilities and runAsUser/runAsGroup
+    // carry these; nothing carries env allow.
+    result.fields.push_back("process.no_new_privileges");
+    result.fields.push_back("process.capabilities");
+    if (p.user) result.fields.push_back("process.user");
     if (!p.env_allowed.empty()) {
       process_exact = false;
       sink.Warning(Code::kCannotExpress, {},
@@ -205,6 +210,9 @@ class Kubernetes final : public Backend {
     ordered_json limits = ordered_json::object();
     bool limits_exact = true;
     for (const auto& [key, limit] : policy.limits) {
+      if (key == "cpus" || key == "memory" || key == "disk" || key == "timeout") {
+        result.fields.push_back("limits." + key);
+      }
       if (key == "cpus") {
         limits["cpu"] = CpuQuantity(limit.value);
       } else if (key == "memory") {

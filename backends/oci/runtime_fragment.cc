@@ -45,10 +45,14 @@ ordered_json Rlimit(const char* type, uint64_t value) {
 // process.rlimits and linux.resources from the limits; false when one of
 // them has no exact OCI form (after a warning).
 bool Limits(const ir::Limits& limits, DiagnosticSink& sink, ordered_json* rlimits,
-            ordered_json* resources) {
+            ordered_json* resources, std::vector<std::string>* fields) {
   bool exact = true;
   for (const auto& [key, limit] : limits) {
     const uint64_t v = limit.value;
+    // Carried exactly unless the branch below says otherwise.
+    if (key == "memory" || key == "pids" || key == "cpus" || key == "open_files") {
+      fields->push_back("limits." + key);
+    }
     if (key == "memory") {
       // swap is memory plus swap: equal to the limit, no swap on top.
       (*resources)["memory"] = {{"limit", ClampToInt64(v)}, {"swap", ClampToInt64(v)}};
@@ -82,7 +86,8 @@ bool Limits(const ir::Limits& limits, DiagnosticSink& sink, ordered_json* rlimit
 }  // namespace
 
 ordered_json RuntimeFragment(const ir::Policy& policy, const ordered_json& seccomp,
-                             DiagnosticSink& sink, std::vector<Section>* enforced) {
+                             DiagnosticSink& sink, std::vector<Section>* enforced,
+                             std::vector<std::string>* fields) {
   const ir::ProcessRules& p = policy.process;
   ordered_json process;
   process["noNewPrivileges"] = p.no_new_privileges;
@@ -90,7 +95,12 @@ ordered_json RuntimeFragment(const ir::Policy& policy, const ordered_json& secco
   process["capabilities"] = Capabilities(p);
   ordered_json rlimits = ordered_json::array();
   ordered_json resources = ordered_json::object();
-  const bool limits_exact = Limits(policy.limits, sink, &rlimits, &resources);
+  // process.noNewPrivileges, .user and .capabilities carry those fields;
+  // nothing carries env allow (below).
+  fields->push_back("process.no_new_privileges");
+  fields->push_back("process.capabilities");
+  if (p.user) fields->push_back("process.user");
+  const bool limits_exact = Limits(policy.limits, sink, &rlimits, &resources, fields);
   if (!rlimits.empty()) process["rlimits"] = std::move(rlimits);
 
   ordered_json linux;

@@ -17,8 +17,12 @@ namespace ward::backend::oci {
 // (an OCI config sets the environment; it cannot filter one), limits
 // unless it has `disk`, `timeout` or `cpu_time` (no OCI field holds them;
 // cpu_time becomes a per-process RLIMIT_CPU). Each gap is a warning.
+// Appends to `fields` the fields it carries (backend.h PolicyFields):
+// process.no_new_privileges, .capabilities, .user; limits.memory, .pids,
+// .cpus, .open_files.
 nlohmann::ordered_json RuntimeFragment(const ir::Policy& policy,
                                        const nlohmann::ordered_json& seccomp, DiagnosticSink& sink,
-                                       std::vector<Section>* enforced);
+                                       std::vector<Section>* enforced,
+                                       std::vector<std::string>* fields);
 
 }  // namespace ward::backend::oci

@@ -85,11 +85,28 @@ class Process final : public Backend {
   }
   std::vector<Section> covers() const override { return {Section::kProcess, Section::kLimits}; }
 
-  Result Compile(const ir::Policy& policy, const Options&, DiagnosticSink&) const override {
+  Result Compile(const ir::Policy& policy, const Options&, DiagnosticSink& sink) const override {
     Result result;
     result.artifacts.push_back(
         {policy.name + ".process.json", process::ProcessJson(policy).dump(2) + "\n"});
-    result.enforced = covers();
+    result.fields = PolicyFields(policy, Section::kProcess);
+    bool limits_exact = true;
+    for (const auto& [key, limit] : policy.limits) {
+      // ward run and ward apply bound a cgroup and rlimits; nothing on the
+      // host bounds the disk a workload fills (enforcers/linux/cgroup.cc
+      // refuses the limit), so it is not claimed.
+      if (key == "disk") {
+        limits_exact = false;
+        sink.Warning(Code::kCannotExpress, limit.span,
+                     "`disk` is not enforced by -t process: ward run and ward apply have no "
+                     "scratch file system to bound (ward run refuses the limit)",
+                     "-t kubernetes bounds it (ephemeral-storage); for ward run, remove it");
+        continue;
+      }
+      result.fields.push_back("limits." + key);
+    }
+    result.enforced = {Section::kProcess};
+    if (limits_exact) result.enforced.push_back(Section::kLimits);
     result.ok = true;
     return result;
   }

@@ -141,8 +141,8 @@ bool PlanRunCgroup(const ir::Limits& limits, const std::string& run_id, RunCgrou
       continue;  // the supervisor's timer; an rlimit
     } else if (name == "disk") {
       *error =
-          "disk: ward run has no scratch file system to bound; remove the limit or run the "
-          "workload in a VM (-t firecracker)";
+          "disk: ward run has no scratch file system to bound; remove the limit (a pod "
+          "bounds it: -t kubernetes sets ephemeral-storage)";
       return false;
     } else {
       *error = name + ": ward run does not know how to apply this limit";
