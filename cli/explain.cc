@@ -117,6 +117,13 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     j["rules"] = std::move(rules);
     j["notes"] = e.notes;
     if (!e.implicit.empty()) j["implicit"] = e.implicit;
+    if (!e.enforcers.empty()) {
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const ir::EnforcerAnswer& a : e.enforcers) {
+        list.push_back({{"enforcers", a.enforcers}, {"decision", a.decision}, {"why", a.why}});
+      }
+      j["enforcers"] = std::move(list);
+    }
     std::cout << j.dump(2) << "\n";
     return;
   }
@@ -141,6 +148,12 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     std::cout << "  implicit rule: " << i << " (no policy may reach the agent)\n";
   }
   for (const std::string& n : e.notes) std::cout << "  note: " << n << "\n";
+  if (!e.enforcers.empty()) {
+    std::cout << "  per enforcer:\n";
+    for (const ir::EnforcerAnswer& a : e.enforcers) {
+      std::cout << "    " << a.enforcers << ": " << a.decision << ": " << a.why << "\n";
+    }
+  }
 }
 
 int RunExplain(const ExplainFlags& f) {

@@ -19,6 +19,167 @@ void Cite(Explanation& e, const std::vector<const FlatRule*>& rules, bool allow)
   }
 }
 
+std::string PortText(Protocol proto, uint16_t port) {
+  return std::string(ProtocolName(proto)) + (proto == Protocol::kIcmp ? "" : " " + std::to_string(port));
+}
+
+// Landlock's connect_tcp (backends/landlock/README.md): the ports the egress
+// partition allows to every address (the IPv4-mapped v6 piece aside, which
+// the IR keeps empty) and no domain deny names.
+bool PortEverywhere(const NetRules& net, uint16_t port) {
+  for (const auto& piece : net.egress.v4) {
+    if (!piece.decision.Allows(Protocol::kTcp, port)) return false;
+  }
+  for (const auto& piece : net.egress.v6) {
+    if (IsMapped(piece.range.lo) && IsMapped(piece.range.hi)) continue;
+    if (!piece.decision.Allows(Protocol::kTcp, port)) return false;
+  }
+  for (const auto& [pattern, entry] : net.egress_domains) {
+    if (entry.deny.Allows(Protocol::kTcp, port)) return false;
+  }
+  return true;
+}
+
+// Egress to `addr`, which the names in `names` resolve to (--resolve), as
+// each enforcer decides it. `asked` is the name the question gave, if any.
+// The address-based enforcers see only the address: they allow what a
+// granted name's answers put in their sets, whichever name the workload
+// meant; a name-aware one (a filtering proxy, TLS SNI) sees the name the
+// connection carries.
+std::vector<EnforcerAnswer> PerEnforcer(const NetRules& net, Protocol proto, uint16_t port,
+                                        const IpPrefix& addr, const std::vector<std::string>& names,
+                                        const std::optional<std::string>& asked) {
+  std::vector<EnforcerAnswer> out;
+  const bool by_address = net.Decide(Direction::kEgress, proto, addr, port);
+  const std::string what = PortText(proto, port);
+  bool domain_deny = false;
+  for (const auto& [pattern, entry] : net.egress_domains) domain_deny |= !entry.deny.empty();
+
+  // nftables, ebpf (ward run, ward apply) and firecracker's tap: sets filled
+  // with the answers of the exact names granted; wildcards cannot be resolved.
+  {
+    EnforcerAnswer a{"nftables, ebpf, firecracker (addresses from DNS answers)", "deny", ""};
+    std::string via, wildcard_only, overridden;
+    for (const std::string& n : names) {
+      auto it = net.egress_domains.find(n);
+      const bool exact = it != net.egress_domains.end() && it->second.allow.Allows(proto, port);
+      if (exact && net.DecideName(Direction::kEgress, proto, n, &addr, port)) {
+        via += (via.empty() ? "" : ", ") + n;
+      } else if (exact) {
+        overridden += (overridden.empty() ? "" : ", ") + n;
+      } else if (net.DecideName(Direction::kEgress, proto, n, nullptr, port)) {
+        wildcard_only += (wildcard_only.empty() ? "" : ", ") + n;
+      }
+    }
+    if (domain_deny) {
+      a.decision = "refused";
+      a.why = "a deny by domain cannot be enforced by address: these targets refuse the policy "
+              "(B3002)";
+    } else if (by_address) {
+      a.decision = "allow";
+      a.why = "the address rules allow it";
+    } else if (!via.empty()) {
+      a.decision = "allow";
+      a.why = via + " resolves here and its grant allows " + what +
+              ": the address is in the domain sets, for any connection to it";
+    } else {
+      a.why = "no address rule allows it";
+      if (!overridden.empty()) {
+        a.why += "; " + overridden +
+                 " resolves here, but a deny covering the address overrides its grant (the "
+                 "denied sets)";
+      }
+      if (!wildcard_only.empty()) {
+        a.why += "; " + wildcard_only +
+                 " is granted only through a wildcard, which cannot be resolved ahead of time";
+      }
+    }
+    out.push_back(std::move(a));
+  }
+  // Cilium's toFQDNs: the DNS proxy learns the addresses of the names (and
+  // wildcard patterns) the pod looks up.
+  {
+    EnforcerAnswer a{"cilium (toFQDNs, after the pod looked the name up)", "deny", ""};
+    std::string via, overridden;
+    for (const std::string& n : names) {
+      if (net.DecideName(Direction::kEgress, proto, n, &addr, port)) {
+        via += (via.empty() ? "" : ", ") + n;
+      } else if (net.DecideName(Direction::kEgress, proto, n, nullptr, port)) {
+        overridden += (overridden.empty() ? "" : ", ") + n;
+      }
+    }
+    if (domain_deny) {
+      a.decision = "refused";
+      a.why = "egressDeny has no toFQDNs: -t cilium refuses a deny by domain (B3002)";
+    } else if (by_address) {
+      a.decision = "allow";
+      a.why = "the address rules allow it";
+    } else if (!via.empty()) {
+      a.decision = "allow";
+      a.why = via + " was looked up and resolved here: its grant allows " + what;
+    } else if (!overridden.empty()) {
+      a.why = overridden +
+              " resolves here, but a deny covering the address overrides its grant (egressDeny)";
+    } else {
+      a.why = "neither the address nor a name that resolves here is allowed";
+    }
+    out.push_back(std::move(a));
+  }
+  // Landlock: TCP ports only, for every address or none.
+  if (proto == Protocol::kTcp) {
+    EnforcerAnswer a{"landlock (TCP ports only)", "deny", ""};
+    bool somewhere = false;
+    for (const auto& piece : net.egress.v4) somewhere |= piece.decision.Allows(proto, port);
+    for (const auto& piece : net.egress.v6) somewhere |= piece.decision.Allows(proto, port);
+    for (const auto& [pattern, entry] : net.egress_domains) {
+      somewhere |= entry.allow.Allows(proto, port);
+    }
+    if (PortEverywhere(net, port)) {
+      a.decision = "allow";
+      a.why = "tcp " + std::to_string(port) + " is allowed to every address";
+    } else if (somewhere) {
+      a.decision = "port granted under ward run, deny alone";
+      a.why = "tcp " + std::to_string(port) +
+              " is allowed to some destinations only: ward run grants the port and its eBPF "
+              "layer (above) decides the address; a Landlock ruleset alone denies it";
+    } else {
+      a.why = "no rule allows tcp " + std::to_string(port);
+    }
+    out.push_back(std::move(a));
+  } else {
+    out.push_back({"landlock", "not filtered", "Landlock filters TCP only"});
+  }
+  // NetworkPolicy has no names: domain grants are left out.
+  out.push_back({"kubernetes (NetworkPolicy: addresses only)", by_address ? "allow" : "deny",
+                 by_address ? "the address rules allow it"
+                            : "no address rule allows it (domain grants are left out)"});
+  // A name-aware enforcer decides by the name the connection carries.
+  {
+    EnforcerAnswer a{"name-aware (seatbelt's filtering proxy, TLS SNI)", "", ""};
+    std::vector<std::string> allowed, refused;
+    for (const std::string& n : names) {
+      (net.DecideName(Direction::kEgress, proto, n, &addr, port) ? allowed : refused).push_back(n);
+    }
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+      return s;
+    };
+    if (asked) {
+      const bool ok = net.DecideName(Direction::kEgress, proto, *asked, &addr, port);
+      a.decision = ok ? "allow" : "deny";
+      a.why = "for a connection that names " + *asked;
+    } else {
+      a.decision = by_address ? "allow" : "deny";
+      a.why = std::string("for a connection naming no granted host (by address)");
+      if (!allowed.empty()) a.why += "; allow for one that names " + join(allowed);
+      if (!refused.empty()) a.why += "; deny for one that names " + join(refused);
+    }
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
@@ -58,6 +219,38 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
   // Allowed: the allows that matched. Denied: the denies that matched, or,
   // when none did, no rule (the default).
   Cite(e, matching, allowed);
+  // With names resolved to the address, the enforcers need not agree: say
+  // what each decides (egress; ingress by name is denied by all of them).
+  if (q.direction == Direction::kEgress && addr && !q.resolve.empty()) {
+    std::vector<std::string> names;
+    for (const auto& [n, ip] : q.resolve) {
+      auto r = ParseIpOrCidr(ip, &parse_error);
+      if (!r || ip.find('/') != std::string::npos) {
+        *error = "--resolve " + n + "=" + ip + ": not an address";
+        return std::nullopt;
+      }
+      if (FormatPrefix(*r) == FormatPrefix(*addr)) names.push_back(n);
+    }
+    if (name && std::find(names.begin(), names.end(), NormaliseDomain(*name)) == names.end()) {
+      names.push_back(NormaliseDomain(*name));
+    }
+    if (!names.empty()) {
+      e.enforcers = PerEnforcer(policy.network, q.protocol, q.port, *addr, names,
+                                name ? std::optional<std::string>(NormaliseDomain(*name))
+                                     : std::nullopt);
+      for (const EnforcerAnswer& a : e.enforcers) {
+        // Landlock's port grant defers to ebpf; "refused" is a compile error.
+        if ((a.decision == "allow" || a.decision == "deny") && a.decision != e.decision) {
+          e.notes.push_back(
+              name ? "enforcers that see only addresses decide otherwise for this name (below)"
+                   : "the address rules " + std::string(allowed ? "allow" : "deny") +
+                         " it, but a granted name resolves here: enforcers decide otherwise "
+                         "(below)");
+          break;
+        }
+      }
+    }
+  }
   return e;
 }
 

@@ -11,6 +11,15 @@
 
 namespace ward::ir {
 
+// What one enforcer (or a family of them) decides for the same flow, when
+// they answer differently from the IR's reading of the question (explain
+// --connect with --resolve: a domain grant and the address).
+struct EnforcerAnswer {
+  std::string enforcers;  // "nftables, ebpf, firecracker"
+  std::string decision;   // "allow", "deny", or "allow under ward run, deny alone"
+  std::string why;
+};
+
 struct Explanation {
   std::string decision;     // "allow", "deny", or a syscall action
   std::string query;        // the question, restated: "egress tcp 10.0.0.1 port 443"
@@ -19,6 +28,7 @@ struct Explanation {
   // The implicit rules that decided (compiler/agent_guard.h): why each is
   // there ("wardd listens on tcp://127.0.0.1:7443").
   std::vector<std::string> implicit;
+  std::vector<EnforcerAnswer> enforcers;  // --connect with --resolve: per enforcer
   std::string path;     // --path: the normalised path that was decided
   int errno_value = 0;  // the errno a syscall `errno` decision returns
   Span default_rule;    // syscalls: the `default` that decided (when by default)

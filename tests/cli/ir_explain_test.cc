@@ -1,5 +1,6 @@
 // `ward ir` and `ward explain` as a user runs them: exact output, exit codes.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/cli/run_ward.h"
 
@@ -65,8 +66,12 @@ TEST_CASE("explain --connect: names, --resolve, and the metadata address") {
   Run metadata = Ward(
       "explain " + p + " --connect api.github.com:443 --resolve api.github.com=169.254.169.254",
       kStdEnv);
-  CHECK(metadata.out == "deny egress tcp to api.github.com (169.254.169.254) port 443\n  " + p +
-                            ":13:5: deny to 169.254.169.254\n");
+  // With --resolve the answer goes on per enforcer (the next test case);
+  // every one of them denies here.
+  CHECK(metadata.out.rfind("deny egress tcp to api.github.com (169.254.169.254) port 443\n  " +
+                               p + ":13:5: deny to 169.254.169.254\n  per enforcer:\n",
+                           0) == 0);
+  CHECK(metadata.out.find(": allow:") == std::string::npos);
   Run mapped = Ward("explain " + p + " --connect [::ffff:169.254.169.254]:80", kStdEnv);
   CHECK(mapped.out.rfind("deny egress tcp to ::ffff:169.254.169.254 port 80\n", 0) == 0);
 }
@@ -161,6 +166,117 @@ TEST_CASE("explain --path: '..' is refused, '.', '//' and a trailing '/' are nor
   CHECK(json.out.find("\"decision\": \"deny\"") != std::string::npos);
   CHECK(Ward("explain " + p + " --path / --access read", kStdEnv).out ==
         "deny read /\n  no rule matched: denied by default\n");
+}
+
+namespace {
+
+const char* kNamesPolicy = R"(policy p {
+  network {
+    allow tcp to "registry.npmjs.org" port 443
+    allow tcp to "*.github.com" port 443
+    allow tcp to 10.20.0.0/16 port 5432
+    deny to 169.254.169.254
+  }
+}
+)";
+
+}  // namespace
+
+TEST_CASE("explain --connect IP --resolve: what each enforcer decides for a granted name's address") {
+  // Issue 19 item 10: the address rules deny 104.16.0.1, but the address
+  // enforcers put registry.npmjs.org's answers in their sets and allow it.
+  std::string p = WriteTemp("names.ward", kNamesPolicy);
+  Run r = Ward("explain " + p + " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.1",
+               kStdEnv);
+  CHECK(r.status == 0);
+  CHECK(r.out ==
+        "deny egress tcp to 104.16.0.1 port 443\n"
+        "  no rule matched: denied by default\n"
+        "  note: the address rules deny it, but a granted name resolves here: enforcers decide "
+        "otherwise (below)\n"
+        "  per enforcer:\n"
+        "    nftables, ebpf, firecracker (addresses from DNS answers): allow: registry.npmjs.org "
+        "resolves here and its grant allows tcp 443: the address is in the domain sets, for any "
+        "connection to it\n"
+        "    cilium (toFQDNs, after the pod looked the name up): allow: registry.npmjs.org was "
+        "looked up and resolved here: its grant allows tcp 443\n"
+        "    landlock (TCP ports only): port granted under ward run, deny alone: tcp 443 is "
+        "allowed to some destinations only: ward run grants the port and its eBPF layer (above) "
+        "decides the address; a Landlock ruleset alone denies it\n"
+        "    kubernetes (NetworkPolicy: addresses only): deny: no address rule allows it (domain "
+        "grants are left out)\n"
+        "    name-aware (seatbelt's filtering proxy, TLS SNI): deny: for a connection naming no "
+        "granted host (by address); allow for one that names registry.npmjs.org\n");
+  Run json = Ward("explain " + p +
+                      " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.1 "
+                      "--format json",
+                  kStdEnv);
+  auto j = nlohmann::json::parse(json.out);
+  CHECK(j["decision"] == "deny");
+  REQUIRE(j["enforcers"].size() == 5);
+  CHECK(j["enforcers"][0]["enforcers"] ==
+        "nftables, ebpf, firecracker (addresses from DNS answers)");
+  CHECK(j["enforcers"][0]["decision"] == "allow");
+  CHECK(j["enforcers"][1]["decision"] == "allow");
+  CHECK(j["enforcers"][3]["decision"] == "deny");
+  CHECK(j["enforcers"][4]["decision"] == "deny");
+
+  // Positive controls: without --resolve, or with a name resolving
+  // elsewhere, the answer is the address rules' alone, as before.
+  const std::string plain = "deny egress tcp to 104.16.0.1 port 443\n  no rule matched: denied "
+                            "by default\n";
+  CHECK(Ward("explain " + p + " --connect 104.16.0.1:443", kStdEnv).out == plain);
+  CHECK(Ward("explain " + p +
+                 " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.2",
+             kStdEnv)
+            .out == plain);
+}
+
+TEST_CASE("explain --connect NAME --resolve: a wildcard grant, and a deny that overrides a grant") {
+  std::string p = WriteTemp("names.ward", kNamesPolicy);
+  // *.github.com: allowed by the name, but nftables and ebpf cannot resolve
+  // a wildcard ahead of time.
+  Run wild = Ward(
+      "explain " + p + " --connect api.github.com:443 --resolve api.github.com=140.82.1.1",
+      kStdEnv);
+  CHECK(wild.out.rfind("allow egress tcp to api.github.com (140.82.1.1) port 443\n  " + p +
+                           ":4:5: allow tcp to \"*.github.com\" port 443\n  note: enforcers that "
+                           "see only addresses decide otherwise for this name (below)\n",
+                       0) == 0);
+  CHECK(wild.out.find("    nftables, ebpf, firecracker (addresses from DNS answers): deny: no "
+                      "address rule allows it; api.github.com is granted only through a "
+                      "wildcard, which cannot be resolved ahead of time\n") != std::string::npos);
+  CHECK(wild.out.find("    cilium (toFQDNs, after the pod looked the name up): allow: "
+                      "api.github.com was looked up") != std::string::npos);
+  CHECK(wild.out.find("    name-aware (seatbelt's filtering proxy, TLS SNI): allow: for a "
+                      "connection that names api.github.com\n") != std::string::npos);
+  // The metadata address: the deny overrides the name's grant everywhere;
+  // no enforcer decides otherwise, so no note says so.
+  Run meta = Ward("explain " + p +
+                      " --connect 169.254.169.254:443 --resolve registry.npmjs.org=169.254.169.254",
+                  kStdEnv);
+  CHECK(meta.out.rfind("deny egress tcp to 169.254.169.254 port 443\n  " + p +
+                           ":6:5: deny to 169.254.169.254\n  per enforcer:\n",
+                       0) == 0);
+  CHECK(meta.out.find(": allow:") == std::string::npos);
+  CHECK(meta.out.find("registry.npmjs.org resolves here, but a deny covering the address "
+                      "overrides its grant (the denied sets)") != std::string::npos);
+  // A deny by domain: the address-based targets refuse the policy.
+  std::string d = WriteTemp("dom-deny.ward", R"(policy p {
+  network {
+    allow tcp to any port 443
+    deny tcp to "evil.example" port 443
+  }
+}
+)");
+  Run refused = Ward(
+      "explain " + d + " --connect 198.51.100.7:443 --resolve evil.example=198.51.100.7", kStdEnv);
+  CHECK(refused.out.rfind("allow egress tcp to 198.51.100.7 port 443\n", 0) == 0);
+  CHECK(refused.out.find("    nftables, ebpf, firecracker (addresses from DNS answers): refused: a "
+                         "deny by domain cannot be enforced by address") != std::string::npos);
+  CHECK(refused.out.find("    name-aware (seatbelt's filtering proxy, TLS SNI): allow: for a "
+                         "connection naming no granted host (by address); deny for one that "
+                         "names evil.example\n") != std::string::npos);
 }
 
 TEST_CASE("explain: usage errors exit 2") {

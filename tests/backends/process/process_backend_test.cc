@@ -40,13 +40,22 @@ policy worker {
 TEST_CASE("process: golden") {
   auto c = Process(kFull);
   REQUIRE(c->result.ok);
-  CHECK(c->Diagnostics().empty());
+  // Nothing on a host bounds `disk` (ward run refuses it): not claimed.
+  CHECK(c->Diagnostics() ==
+        "test.ward:14:5: warning[B3002]: `disk` is not enforced by -t process: ward run and ward "
+        "apply have no scratch file system to bound (ward run refuses the limit)\n"
+        " 14 |     disk 10G\n    |     ^~~~~~~~\n"
+        "   = hint: -t kubernetes bounds it (ephemeral-storage); for ward run, remove it\n");
   REQUIRE(c->result.artifacts.size() == 1);
   CHECK(c->result.artifacts[0].path == "worker.process.json");
   CHECK(
       MatchesGolden("backends/process/testdata/worker.process.json", c->result.artifacts[0].bytes));
-  CHECK(c->result.enforced ==
-        std::vector<backend::Section>{backend::Section::kProcess, backend::Section::kLimits});
+  CHECK(c->result.enforced == std::vector<backend::Section>{backend::Section::kProcess});
+  CHECK(c->result.fields ==
+        std::vector<std::string>{"process.no_new_privileges", "process.capabilities",
+                                 "process.user", "process.env_allow", "limits.cpu_time",
+                                 "limits.cpus", "limits.memory", "limits.open_files",
+                                 "limits.pids", "limits.timeout"});
 }
 
 TEST_CASE("process: absent sections are the strictest reading") {
