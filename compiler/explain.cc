@@ -20,7 +20,8 @@ void Cite(Explanation& e, const std::vector<const FlatRule*>& rules, bool allow)
 }
 
 std::string PortText(Protocol proto, uint16_t port) {
-  return std::string(ProtocolName(proto)) + (proto == Protocol::kIcmp ? "" : " " + std::to_string(port));
+  return std::string(ProtocolName(proto)) +
+         (proto == Protocol::kIcmp ? "" : " " + std::to_string(port));
 }
 
 // Landlock's connect_tcp (backends/landlock/README.md): the ports the egress
@@ -73,8 +74,9 @@ std::vector<EnforcerAnswer> PerEnforcer(const NetRules& net, Protocol proto, uin
     }
     if (domain_deny) {
       a.decision = "refused";
-      a.why = "a deny by domain cannot be enforced by address: these targets refuse the policy "
-              "(B3002)";
+      a.why =
+          "a deny by domain cannot be enforced by address: these targets refuse the policy "
+          "(B3002)";
     } else if (by_address) {
       a.decision = "allow";
       a.why = "the address rules allow it";
@@ -235,9 +237,9 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
       names.push_back(NormaliseDomain(*name));
     }
     if (!names.empty()) {
-      e.enforcers = PerEnforcer(policy.network, q.protocol, q.port, *addr, names,
-                                name ? std::optional<std::string>(NormaliseDomain(*name))
-                                     : std::nullopt);
+      e.enforcers =
+          PerEnforcer(policy.network, q.protocol, q.port, *addr, names,
+                      name ? std::optional<std::string>(NormaliseDomain(*name)) : std::nullopt);
       for (const EnforcerAnswer& a : e.enforcers) {
         // Landlock's port grant defers to ebpf; "refused" is a compile error.
         if ((a.decision == "allow" || a.decision == "deny") && a.decision != e.decision) {

@@ -29,7 +29,7 @@ struct Explanation {
   // there ("wardd listens on tcp://127.0.0.1:7443").
   std::vector<std::string> implicit;
   std::vector<EnforcerAnswer> enforcers;  // --connect with --resolve: per enforcer
-  std::string path;     // --path: the normalised path that was decided
+  std::string path;                       // --path: the normalised path that was decided
   int errno_value = 0;  // the errno a syscall `errno` decision returns
   Span default_rule;    // syscalls: the `default` that decided (when by default)
   bool by_default() const { return rules.empty() && implicit.empty(); }

@@ -472,7 +472,7 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
     // cpu.max, v1 cpu.cfs_quota_us, runc, the kubelet, Firecracker's jailer).
     // The kernel refuses a quota under 1 ms or over 2^44-1 us (EINVAL), so
     // such a value would compile and then fail where it is applied.
-    constexpr uint64_t kMinCpuMilli = 10;                          // 0.01: 1000 us
+    constexpr uint64_t kMinCpuMilli = 10;  // 0.01: 1000 us
     constexpr uint64_t kMaxCpuMilli = ((uint64_t{1} << 44) - 1) / 100;
     if (info->kind == ast::LimitKind::kCpus && (*value < kMinCpuMilli || *value > kMaxCpuMilli)) {
       sink_.Error(Code::kValueOutOfRange, limit.raw.span,

@@ -23,7 +23,8 @@ class Oci final : public Backend {
     if (!oci::SeccompProfile(policy.syscalls, sink, &profile)) return result;
     WarnReopenedBypasses(policy.syscalls, sink);
     result.enforced.push_back(Section::kSyscalls);
-    nlohmann::ordered_json fragment = oci::RuntimeFragment(policy, profile, sink, &result.enforced, &result.fields);
+    nlohmann::ordered_json fragment =
+        oci::RuntimeFragment(policy, profile, sink, &result.enforced, &result.fields);
     result.artifacts.push_back({policy.name + ".seccomp.json", profile.dump(2) + "\n"});
     result.artifacts.push_back({policy.name + ".runtime.json", fragment.dump(2) + "\n"});
     result.ok = true;

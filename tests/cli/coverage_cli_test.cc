@@ -26,8 +26,8 @@ using nlohmann::json;
 
 namespace {
 
-const std::vector<std::string> kTargets = {"seccomp", "oci",        "process",  "nftables",
-                                           "ebpf",    "landlock",   "kubernetes", "cilium",
+const std::vector<std::string> kTargets = {"seccomp",  "oci",        "process",    "nftables",
+                                           "ebpf",     "landlock",   "kubernetes", "cilium",
                                            "seatbelt", "firecracker"};
 
 // Every probe compiles for every target: firecracker needs its two paths.
@@ -113,10 +113,12 @@ std::vector<Probe> Probes() {
   // A process section without no_new_privileges: the field is false.
   p.push_back({"process.no_new_privileges",
                "  process { capabilities drop all }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".process.json")["no_new_privileges"] == false;
                  }},
-                {"oci", [](const Compiled& c) {
+                {"oci",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".runtime.json")["process"]["noNewPrivileges"] == false;
                  }},
                 {"kubernetes", [](const Compiled& c) {
@@ -125,11 +127,13 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"process.capabilities",
                "  process { capabilities keep [CAP_NET_BIND_SERVICE] }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".process.json")["capabilities"]["keep"] ==
                           json::array({"CAP_NET_BIND_SERVICE"});
                  }},
-                {"oci", [](const Compiled& c) {
+                {"oci",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".runtime.json")["process"]["capabilities"]["bounding"] ==
                           json::array({"CAP_NET_BIND_SERVICE"});
                  }},
@@ -140,11 +144,13 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"process.user",
                "  process { user 1234:4321 }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    json u = JsonOf(c, ".process.json")["user"];
                    return u["uid"] == 1234 && u["gid"] == 4321;
                  }},
-                {"oci", [](const Compiled& c) {
+                {"oci",
+                 [](const Compiled& c) {
                    json u = JsonOf(c, ".runtime.json")["process"]["user"];
                    return u["uid"] == 1234 && u["gid"] == 4321;
                  }},
@@ -159,14 +165,17 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"limits.cpus",
                "  limits { cpus 0.25 }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".process.json")["cgroup"]["cpu.max"] == "25000 100000";
                  }},
-                {"oci", [](const Compiled& c) {
+                {"oci",
+                 [](const Compiled& c) {
                    json cpu = JsonOf(c, ".runtime.json")["linux"]["resources"]["cpu"];
                    return cpu["quota"] == 25000 && cpu["period"] == 100000;
                  }},
-                {"kubernetes", [](const Compiled& c) {
+                {"kubernetes",
+                 [](const Compiled& c) {
                    return Str(PodContainer(c)["resources"]["limits"]["cpu"]) == "250m";
                  }},
                 {"firecracker", [](const Compiled& c) {
@@ -176,15 +185,18 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"limits.memory",
                "  limits { memory 300MiB }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    json g = JsonOf(c, ".process.json")["cgroup"];
                    return g["memory.max"] == "314572800" && g["memory.swap.max"] == "0";
                  }},
-                {"oci", [](const Compiled& c) {
+                {"oci",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".runtime.json")["linux"]["resources"]["memory"]["limit"] ==
                           314572800;
                  }},
-                {"kubernetes", [](const Compiled& c) {
+                {"kubernetes",
+                 [](const Compiled& c) {
                    return Str(PodContainer(c)["resources"]["limits"]["memory"]) == "314572800";
                  }},
                 {"firecracker", [](const Compiled& c) {
@@ -192,7 +204,8 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"limits.pids",
                "  limits { pids 77 }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".process.json")["cgroup"]["pids.max"] == "77";
                  }},
                 {"oci", [](const Compiled& c) {
@@ -200,7 +213,8 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"limits.open_files",
                "  limits { open_files 777 }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return HasRlimit(JsonOf(c, ".process.json")["rlimits"], "RLIMIT_NOFILE", 777);
                  }},
                 {"oci", [](const Compiled& c) {
@@ -216,7 +230,8 @@ std::vector<Probe> Probes() {
                  }}}});
   p.push_back({"limits.timeout",
                "  limits { timeout 9m }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    return JsonOf(c, ".process.json")["limits"]["timeout"] == 540000;
                  }},
                 {"kubernetes", [](const Compiled& c) {
@@ -226,7 +241,8 @@ std::vector<Probe> Probes() {
   // file or rlimit holds it (ward run refuses it).
   p.push_back({"limits.disk",
                "  limits { disk 3GiB }\n",
-               {{"process", [](const Compiled& c) {
+               {{"process",
+                 [](const Compiled& c) {
                    json j = JsonOf(c, ".process.json");
                    return j["cgroup"].contains("io.max") || j["rlimits"].size() > 0;
                  }},
@@ -381,8 +397,8 @@ TEST_CASE("the reference's complete example: -t linux refuses what ward run refu
                  kStdEnv);
   CHECK(pod.status == 0);
   std::ifstream pod_manifest(out + "-pod/manifest.json");
-  CHECK(json::parse(std::string(std::istreambuf_iterator<char>(pod_manifest), {}))["fields"]
-                   ["limits.disk"] == json::array({"kubernetes"}));
+  CHECK(json::parse(std::string(std::istreambuf_iterator<char>(pod_manifest),
+                                {}))["fields"]["limits.disk"] == json::array({"kubernetes"}));
 
   // Positive control: without the disk line the example compiles for linux
   // with full coverage and runs under ward run.

@@ -68,8 +68,8 @@ TEST_CASE("explain --connect: names, --resolve, and the metadata address") {
       kStdEnv);
   // With --resolve the answer goes on per enforcer (the next test case);
   // every one of them denies here.
-  CHECK(metadata.out.rfind("deny egress tcp to api.github.com (169.254.169.254) port 443\n  " +
-                               p + ":13:5: deny to 169.254.169.254\n  per enforcer:\n",
+  CHECK(metadata.out.rfind("deny egress tcp to api.github.com (169.254.169.254) port 443\n  " + p +
+                               ":13:5: deny to 169.254.169.254\n  per enforcer:\n",
                            0) == 0);
   CHECK(metadata.out.find(": allow:") == std::string::npos);
   Run mapped = Ward("explain " + p + " --connect [::ffff:169.254.169.254]:80", kStdEnv);
@@ -143,8 +143,9 @@ TEST_CASE("explain --path: '..' is refused, '.', '//' and a trailing '/' are nor
         "ward explain: invalid path \"/workspace/../etc/shadow\": '..' components are not "
         "allowed\n  = hint: the kernel resolves '..' after following symlinks, which explain "
         "cannot see: give the path without '..' (realpath(1) on the host the policy runs on)\n");
-  CHECK(Ward("explain " + p + " --path /workspace/.. --access read --format json", kStdEnv)
-            .status == 2);
+  CHECK(
+      Ward("explain " + p + " --path /workspace/.. --access read --format json", kStdEnv).status ==
+      2);
   CHECK(Ward("explain " + p + " --path workspace/a --access read", kStdEnv).status == 2);
   // Positive controls: the same files without '..' are decided, and the
   // answer names the path decided.
@@ -182,7 +183,8 @@ const char* kNamesPolicy = R"(policy p {
 
 }  // namespace
 
-TEST_CASE("explain --connect IP --resolve: what each enforcer decides for a granted name's address") {
+TEST_CASE(
+    "explain --connect IP --resolve: what each enforcer decides for a granted name's address") {
   // Issue 19 item 10: the address rules deny 104.16.0.1, but the address
   // enforcers put registry.npmjs.org's answers in their sets and allow it.
   std::string p = WriteTemp("names.ward", kNamesPolicy);
@@ -223,11 +225,11 @@ TEST_CASE("explain --connect IP --resolve: what each enforcer decides for a gran
 
   // Positive controls: without --resolve, or with a name resolving
   // elsewhere, the answer is the address rules' alone, as before.
-  const std::string plain = "deny egress tcp to 104.16.0.1 port 443\n  no rule matched: denied "
-                            "by default\n";
+  const std::string plain =
+      "deny egress tcp to 104.16.0.1 port 443\n  no rule matched: denied "
+      "by default\n";
   CHECK(Ward("explain " + p + " --connect 104.16.0.1:443", kStdEnv).out == plain);
-  CHECK(Ward("explain " + p +
-                 " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.2",
+  CHECK(Ward("explain " + p + " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.2",
              kStdEnv)
             .out == plain);
 }
@@ -236,9 +238,9 @@ TEST_CASE("explain --connect NAME --resolve: a wildcard grant, and a deny that o
   std::string p = WriteTemp("names.ward", kNamesPolicy);
   // *.github.com: allowed by the name, but nftables and ebpf cannot resolve
   // a wildcard ahead of time.
-  Run wild = Ward(
-      "explain " + p + " --connect api.github.com:443 --resolve api.github.com=140.82.1.1",
-      kStdEnv);
+  Run wild =
+      Ward("explain " + p + " --connect api.github.com:443 --resolve api.github.com=140.82.1.1",
+           kStdEnv);
   CHECK(wild.out.rfind("allow egress tcp to api.github.com (140.82.1.1) port 443\n  " + p +
                            ":4:5: allow tcp to \"*.github.com\" port 443\n  note: enforcers that "
                            "see only addresses decide otherwise for this name (below)\n",

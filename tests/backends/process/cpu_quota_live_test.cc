@@ -39,8 +39,7 @@ struct ScratchCgroup {
       std::string enabled((std::istreambuf_iterator<char>(subtree)), {});
       // Only where the cpu controller is already enabled for children: the
       // test must not change the host's cgroup set-up.
-      if (enabled.find("cpu") != std::string::npos &&
-          all.find("cpu") != std::string::npos) {
+      if (enabled.find("cpu") != std::string::npos && all.find("cpu") != std::string::npos) {
         dir = std::string(root) + "/" + name;
         v2 = true;
         break;
@@ -73,8 +72,8 @@ struct ScratchCgroup {
 };
 
 std::string CpuMax(const std::string& cpus) {
-  auto c = CompileWith(backend::ProcessBackend(),
-                       "policy p {\n  limits { cpus " + cpus + " }\n}\n");
+  auto c =
+      CompileWith(backend::ProcessBackend(), "policy p {\n  limits { cpus " + cpus + " }\n}\n");
   REQUIRE(c->result.ok);
   auto j = nlohmann::json::parse(c->result.artifacts.at(0).bytes);
   return j["cgroup"]["cpu.max"].get<std::string>();

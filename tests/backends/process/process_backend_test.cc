@@ -54,8 +54,8 @@ TEST_CASE("process: golden") {
   CHECK(c->result.fields ==
         std::vector<std::string>{"process.no_new_privileges", "process.capabilities",
                                  "process.user", "process.env_allow", "limits.cpu_time",
-                                 "limits.cpus", "limits.memory", "limits.open_files",
-                                 "limits.pids", "limits.timeout"});
+                                 "limits.cpus", "limits.memory", "limits.open_files", "limits.pids",
+                                 "limits.timeout"});
 }
 
 TEST_CASE("process: absent sections are the strictest reading") {
