@@ -428,9 +428,8 @@ TEST_CASE("kubernetes differential: NetworkPolicy read back over the awkward cas
       allowed += np;
     }
   }
-  std::cout << "kubernetes differential: " << queries << " queries on " << rounds
-            << " policies, " << allowed << " allowed, " << mismatches << " mismatches (seed "
-            << seed << ")\n";
+  std::cout << "kubernetes differential: " << queries << " queries on " << rounds << " policies, "
+            << allowed << " allowed, " << mismatches << " mismatches (seed " << seed << ")\n";
   CHECK(allowed * 20 > queries);
 }
 

@@ -180,6 +180,50 @@ uint64_t KernelCheck(ir::FsRight right, ll::Tree::Kind kind) {
   return 0;
 }
 
+// A path-beneath rule as the enforcer adds it.
+struct KernelRule {
+  std::string path;
+  uint64_t access;
+};
+
+// The kernel's answer: an access it does not handle is allowed; one it
+// handles is allowed when a rule on the path or on an ancestor grants it.
+bool KernelAllows(const std::vector<KernelRule>& rules, uint64_t handled, const std::string& path,
+                  uint64_t check) {
+  if (!(handled & check)) return true;
+  for (const KernelRule& k : rules) {
+    if ((k.access & check) && Under(path, k.path)) return true;
+  }
+  return false;
+}
+
+// The positive control: the kernel model sees a ruleset wider than decide()
+// (a rule on the directory that holds a denied file, or the right not
+// handled), and accepts the walk's own.
+TEST_CASE("landlock differential: a ruleset wider than decide() is caught") {
+  FakeTree tree;
+  tree.Add("/a/b", ll::Tree::Kind::kFile);
+  tree.Add("/a/c", ll::Tree::Kind::kFile);
+  ir::FileRules fs;
+  fs.rules[0]["/a"] = {true, {}};
+  fs.rules[0]["/a/b"] = {false, {}};
+  fs.BuildIndex();
+  const uint64_t read_file = ll::kFsRights[2].bit;
+  REQUIRE(std::string(ll::kFsRights[2].name) == "read_file");
+  ll::WalkResult walk = ll::Walk(fs, std::nullopt, tree, 100);
+  REQUIRE(walk.ok);
+  std::vector<KernelRule> rules;
+  for (const ll::Grant& g : walk.grants)
+    rules.push_back({g.path, ll::FsAccessOf(ir::FsRight::kRead)});
+  const uint64_t all = ll::AllFsAccess();
+  CHECK_FALSE(fs.Decide("/a/b", ir::FsRight::kRead, std::nullopt).allow);
+  CHECK(fs.Decide("/a/c", ir::FsRight::kRead, std::nullopt).allow);
+  CHECK_FALSE(KernelAllows(rules, all, "/a/b", read_file));
+  CHECK(KernelAllows(rules, all, "/a/c", read_file));
+  CHECK(KernelAllows({{"/a", ll::FsAccessOf(ir::FsRight::kRead)}}, all, "/a/b", read_file));
+  CHECK(KernelAllows(rules, all & ~read_file, "/a/b", read_file));
+}
+
 TEST_CASE("landlock differential: the ruleset read back and evaluated as the kernel does") {
   const std::vector<std::string> names = {"a", "b", ".ssh", "h"};
   const std::string home = "/h";
@@ -252,10 +296,6 @@ TEST_CASE("landlock differential: the ruleset read back and evaluated as the ker
     ll::WalkResult walk = ll::Walk(rs.filesystem, home, tree, 100000);
     REQUIRE(walk.ok);
     // The rules as the enforcer adds them (enforcers/linux/landlock.cc).
-    struct KernelRule {
-      std::string path;
-      uint64_t access;
-    };
     std::vector<KernelRule> kernel;
     std::string dump;
     for (const ll::Grant& g : walk.grants) {
@@ -265,8 +305,8 @@ TEST_CASE("landlock differential: the ruleset read back and evaluated as the ker
       }
       access &= rs.handled_access_fs;
       if (tree.KindAt(g.node) != ll::Tree::Kind::kDirectory) {
-        access &= ll::FsAccessOf(ir::FsRight::kExec) | ll::kFsRights[1].bit |
-                  ll::kFsRights[2].bit | ll::kFsRights[14].bit | ll::kFsRights[15].bit;
+        access &= ll::FsAccessOf(ir::FsRight::kExec) | ll::kFsRights[1].bit | ll::kFsRights[2].bit |
+                  ll::kFsRights[14].bit | ll::kFsRights[15].bit;
       }
       kernel.push_back({g.path, access});
       dump += "rule " + g.path + " 0x" + std::to_string(access) + "\n";
@@ -278,8 +318,7 @@ TEST_CASE("landlock differential: the ruleset read back and evaluated as the ker
       for (ir::FsRight r : ir::kFsRights) {
         const uint64_t check = KernelCheck(r, tree.KindAt(node));
         if (check == 0) continue;
-        bool allows = !(rs.handled_access_fs & check);
-        for (const KernelRule& k : kernel) allows |= (k.access & check) && Under(path, k.path);
+        const bool allows = KernelAllows(kernel, rs.handled_access_fs, path, check);
         bool lost = false;
         for (const ll::Loss& l : walk.losses) {
           lost |= (l.rights & ll::RightBit(r)) && l.path == path;

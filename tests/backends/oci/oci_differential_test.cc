@@ -103,25 +103,78 @@ TEST_CASE("oci differential: the profile read back decides every call as IR deci
         ++outcomes[got.action.substr(0, got.action.find(' '))];
         if (got.ambiguous || got.action != want) {
           ++mismatches;
-          FAIL_CHECK(ArchName(arch) << " " << name << "(" << std::hex << args[0] << ", "
-                                    << args[1] << ", " << args[2] << ", " << args[3] << ")"
-                                    << std::dec << ": IR " << want << ", profile " << got.action
-                                    << (got.ambiguous ? " (ambiguous: overlapping entries)" : "")
-                                    << "\n"
-                                    << *bytes);
+          FAIL_CHECK(ArchName(arch)
+                     << " " << name << "(" << std::hex << args[0] << ", " << args[1] << ", "
+                     << args[2] << ", " << args[3] << ")" << std::dec << ": IR " << want
+                     << ", profile " << got.action
+                     << (got.ambiguous ? " (ambiguous: overlapping entries)" : "") << "\n"
+                     << *bytes);
         }
       }
     }
   }
-  std::cout << "oci differential: " << queries << " calls on " << compiled << " policies (refused: "
-            << refused_front << " by the checker, " << refused_lower << " by the lowering, "
-            << refused_oci << " by -t oci), " << mismatches << " mismatches; outcomes:";
+  std::cout << "oci differential: " << queries << " calls on " << compiled
+            << " policies (refused: " << refused_front << " by the checker, " << refused_lower
+            << " by the lowering, " << refused_oci << " by -t oci), " << mismatches
+            << " mismatches; outcomes:";
   for (const auto& [kind, n] : outcomes) std::cout << " " << kind << " " << n;
   std::cout << " (seed " << seed << ")\n";
   CHECK(mismatches == 0);
   // Not degenerate: most programs compile, and calls reach several outcomes.
   CHECK(compiled * 5 >= rounds * 2);
   CHECK(outcomes.size() >= 4);
+}
+
+// The positive control: the comparison sees a profile that means something
+// else. One entry's masked comparison loosened (a valueTwo the IR never
+// tests for, as a writer dropping the mask would give), one entry's
+// errnoRet changed, one entry's args dropped: each is caught on calls the
+// unchanged profile decides as the IR does.
+TEST_CASE("oci differential: a profile that differs from the IR is caught") {
+  const std::string text = R"(policy p { syscalls {
+      arch x86_64
+      default allow
+      errno EPERM socket if arg0 == AF_PACKET
+      errno EACCES personality if arg0 == 8
+    } })";
+  auto front = CheckSource(text);
+  REQUIRE_FALSE(front->sink.has_errors());
+  DiagnosticSink sink;
+  const ir::Policy ir = ir::Lower(
+      front->program, front->program.file(front->program.roots.at(0))->policies.back(), sink);
+  const backend::Result result = backend::OciBackend().Compile(ir, backend::Options{}, sink);
+  REQUIRE(result.ok);
+  const json good = json::parse(result.artifacts.at(0).bytes);
+  const DockerHost host{Arch::kX86_64, {}, std::nullopt};
+  const std::vector<std::pair<std::string, Args>> calls = {{"socket", {17}},
+                                                           {"socket", {2}},
+                                                           {"socket", {17 | (uint64_t{1} << 32)}},
+                                                           {"personality", {8}},
+                                                           {"personality", {0}}};
+  auto differences = [&](const json& profile) {
+    int n = 0;
+    for (const auto& [name, args] : calls) {
+      n += Decide(profile, host, Arch::kX86_64, name, args).action !=
+           ir::ToString(ir.syscalls.Decide(Arch::kX86_64, name, args));
+    }
+    return n;
+  };
+  CHECK(differences(good) == 0);
+  INFO(good.dump());
+  for (int mutation = 0; mutation < 3; ++mutation) {
+    json bad = good;
+    json* found = nullptr;
+    for (json& e : bad["syscalls"]) {
+      if (e["names"] == json::array({"socket"})) found = &e;
+    }
+    REQUIRE(found != nullptr);
+    json& entry = *found;
+    INFO("mutation " << mutation << ": " << entry.dump());
+    if (mutation == 0) entry["args"][0]["value"] = ~uint64_t{0};  // compares 64 bits
+    if (mutation == 1) entry["errnoRet"] = entry["errnoRet"].get<int>() + 1;
+    if (mutation == 2) entry.erase("args");
+    CHECK(differences(bad) > 0);
+  }
 }
 
 }  // namespace ward::test

@@ -1,8 +1,9 @@
 // Property: for random policies written as source text (tests/syscall_cases.h)
-// and put through the whole front end, the exported program of every architecture, run by the
-// cBPF interpreter (which shares nothing with the backend), answers every
-// random call (architecture, number, arguments) as the IR's Decide does,
-// with language.md's rule for x32 and foreign architectures on top.
+// and put through the whole front end, the exported program of every
+// architecture, run by the cBPF interpreter (which shares nothing with the
+// backend), answers every random call (architecture, number, arguments) as
+// the IR's Decide does, with language.md's rule for x32 and foreign
+// architectures on top.
 #include <catch2/catch.hpp>
 #include <iostream>
 #include <random>
