@@ -10,6 +10,8 @@
 #include "backends/oci/oci_backend.h"
 #include "tests/backends/compile_fixture.h"
 #include "tests/backends/kubernetes/k8s_eval.h"
+#include "tests/network_cases.h"
+#include "tests/property_rounds.h"
 
 namespace ward::test {
 namespace {
@@ -361,6 +363,74 @@ TEST_CASE("kubernetes: the NetworkPolicy evaluator agrees with IR decide() on ra
   std::cout << queries << " queries, " << allowed << " allowed, " << icmp_lost
             << " ICMP grants approximated\n";
   CHECK(allowed > queries / 50);  // the generator reaches both answers
+}
+
+// The awkward cases of tests/network_cases.h (overlapping allows and denies
+// in either order and across extends, equal CIDRs, `any`, `loopback`, the
+// IPv4-mapped, NAT64 and compatible forms, port ranges overlapping in part,
+// an omitted protocol against tcp/udp/icmp, both directions), probed half
+// at their edges: the NetworkPolicy objects read back decide as IR decide()
+// and the reference oracle for TCP and UDP, and deny ICMP.
+TEST_CASE("kubernetes differential: NetworkPolicy read back over the awkward cases") {
+  std::random_device rd;
+  const uint32_t seed = std::getenv("WARD_SEED") ? std::stoul(std::getenv("WARD_SEED")) : rd();
+  std::cout << "kubernetes differential: seed " << seed << "\n";
+  INFO("seed " << seed << " (rerun with WARD_SEED=" << seed << ")");
+  net::Rng rng(seed);
+  net::Universe u;
+  u.ports = {22, 53, 80, 443, 1000, 5432, 8000, 8050, 8100, 8101};
+  int queries = 0, allowed = 0, mismatches = 0;
+  const int rounds = Rounds(200);
+  for (int round = 0; round < rounds; ++round) {
+    const net::Case c = net::RandomCase(rng, u, round, "diff");
+    INFO("case " << round << " (" << c.shape << "):\n" << c.text);
+    auto front = CheckSource(c.text);
+    REQUIRE_FALSE(front->sink.has_errors());
+    const ast::File* f = front->program.file(front->program.roots.at(0));
+    const ast::Policy* target = nullptr;
+    for (const ast::Policy& p : f->policies) {
+      if (p.name.text == c.target) target = &p;
+    }
+    REQUIRE(target != nullptr);
+    DiagnosticSink sink;
+    const ir::Policy policy = ir::Lower(front->program, *target, sink);
+    REQUIRE_FALSE(sink.has_errors());
+    const backend::Result result = backend::KubernetesBackend().Compile(policy, {}, sink);
+    REQUIRE(result.ok);
+    const std::string* yaml = nullptr;
+    for (const backend::Artifact& a : result.artifacts) {
+      if (a.path == "diff.networkpolicy.yaml") yaml = &a.bytes;
+    }
+    REQUIRE(yaml != nullptr);
+    const auto docs = ReadYamlStream(*yaml);
+    const std::map<std::string, std::string> pod = {{"ward/policy", "diff"}};
+    for (int i = 0; i < 80; ++i) {
+      const net::Probe probe = net::CaseProbe(rng, u, c);
+      std::string error;
+      auto addr = ParseIpOrCidr(probe.addr.Text(), &error);
+      REQUIRE(addr.has_value());
+      const Query q{probe.ingress ? kI : kE,
+                    probe.proto == net::Proto::kTcp   ? kTcp
+                    : probe.proto == net::Proto::kUdp ? kUdp
+                                                      : kIcmp,
+                    *addr, probe.port};
+      const bool ir = policy.network.Decide(q.dir, q.proto, q.addr, q.port);
+      const bool reference = net::Reference(c.rules, probe);
+      const bool np = NetworkPolicyAllows(docs, pod, q);
+      INFO(probe.Describe() << ": reference " << reference << ", IR " << ir << ", networkpolicy "
+                            << np << "\n"
+                            << *yaml);
+      REQUIRE(ir == reference);  // a NetworkPolicy agreeing with a wrong IR proves nothing
+      ++queries;
+      const bool want = q.proto == kIcmp ? false : ir;  // ICMP: deny-only approximation
+      if (np != want) ++mismatches;
+      CHECK(np == want);
+      allowed += np;
+    }
+  }
+  std::cout << "kubernetes differential: " << queries << " queries on " << rounds << " policies, "
+            << allowed << " allowed, " << mismatches << " mismatches (seed " << seed << ")\n";
+  CHECK(allowed * 20 > queries);
 }
 
 // ---- schemas --------------------------------------------------------------------

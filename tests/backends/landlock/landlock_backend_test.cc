@@ -256,8 +256,11 @@ TEST_CASE("landlock property: TCP port grants hold at every address, over awkwar
     DiagnosticSink sink;
     const ir::Policy policy = ir::Lower(front->program, *target, sink);
     REQUIRE_FALSE(sink.has_errors());
-    ll::Ruleset r;
-    REQUIRE(ll::BuildRuleset(policy, /*partial=*/true, &r, sink));
+    // The ruleset as the enforcer reads it: the artifact read back.
+    ll::Ruleset built, r;
+    REQUIRE(ll::BuildRuleset(policy, /*partial=*/true, &built, sink));
+    std::string error;
+    REQUIRE(ll::FromJson(ll::ToJson(built), &r, &error));
     const bool connect = r.handled_access_net & ll::kNetRights[1].bit,
                bind = r.handled_access_net & ll::kNetRights[0].bit;
     CHECK(r.connect_tcp.Minus(r.connect_tcp_partial) == r.connect_tcp);

@@ -13,6 +13,7 @@
 #include "language/literals.h"
 #include "tests/backends/seatbelt/sbpl_reader.h"
 #include "tests/backends/seatbelt/seatbelt_fixture.h"
+#include "tests/network_cases.h"
 #include "tests/property_rounds.h"
 
 namespace ward::test {
@@ -312,9 +313,10 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
   int policies = std::getenv("WARD_PROPERTY_POLICIES")
                      ? std::atoi(std::getenv("WARD_PROPERTY_POLICIES"))
                      : Rounds(300);
-  size_t queries = 0, allowed = 0;
+  size_t queries = 0, allowed = 0, dotdot = 0;
   for (int round = 0; round < policies; ++round) {
-    std::string rules;
+    // A third of the rules in a base the policy extends.
+    std::string rules, base_rules;
     for (int i = 1 + pick(8); i > 0; --i) {
       std::string pattern = pick(5) == 0 ? "~" : "";
       const int n = 1 + pick(3);
@@ -332,11 +334,24 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
         pattern += "/" + comp;
         prev = comp;
       }
-      rules += std::string("    ") + (pick(3) ? "allow " : "deny ") + kRights[pick(6)] + " \"" +
-               pattern + "\"\n";
+      (pick(3) ? rules : base_rules) += std::string("    ") + (pick(3) ? "allow " : "deny ") +
+                                        kRights[pick(6)] + " \"" + pattern + "\"\n";
     }
-    const std::string text = "policy p {\n  filesystem {\n" + rules + "  }\n}\n";
+    // Now and then a `..` component, which the language refuses (the
+    // kernel and Seatbelt would resolve it after following symlinks).
+    const bool with_dotdot = pick(20) == 0;
+    if (with_dotdot) rules += "    allow read \"/a/../" + std::string(kLiterals[pick(9)]) + "\"\n";
+    const std::string text = "abstract policy base {\n  filesystem {\n" + base_rules +
+                             "  }\n}\npolicy p extends base {\n  filesystem {\n" + rules +
+                             "  }\n}\n";
     INFO(text);
+    if (with_dotdot) {
+      auto front = CheckSource(text);
+      REQUIRE(front->sink.has_errors());
+      REQUIRE(front->text.find("'..' components are not allowed") != std::string::npos);
+      ++dotdot;
+      continue;
+    }
     // --partial: a `**` deny whose directories could be renamed out of it is
     // otherwise refused; the rename guard changes no decision checked here.
     auto c = Seatbelt(text, kHome, {}, true);
@@ -357,13 +372,90 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
       }
     }
   }
-  std::cout << "  " << policies << " policies, " << queries << " queries, " << allowed
-            << " allowed\n";
+  std::cout << "  " << policies << " policies (" << dotdot << " with `..`, refused), " << queries
+            << " queries, " << allowed << " allowed\n";
   CHECK(allowed > queries / 20);  // the generator reaches both answers
   CHECK(allowed < queries);
 }
 
 // ---- differential: network -------------------------------------------------
+
+// What SBPL can say of (direction, protocol, port): the port to every
+// address (one address per piece of the IR's partition stands for it), or,
+// egress, to every loopback address.
+struct Expressible {
+  bool everywhere = true, loopback = true;
+  std::string denied_at;  // an address standing for a piece that denies the port
+};
+Expressible SbplCanSay(const ir::NetRules& net, ir::Direction dir, ir::Protocol proto,
+                       uint16_t port) {
+  Expressible e;
+  const ir::Partition& part = dir == ir::Direction::kEgress ? net.egress : net.ingress;
+  for (const auto& piece : part.v4) {
+    const bool ok = net.Decide(dir, proto, Ip(ir::FormatV4(piece.range.lo)), port);
+    if (!ok && e.denied_at.empty()) e.denied_at = ir::FormatV4(piece.range.lo);
+    e.everywhere = e.everywhere && ok;
+    if (piece.range.hi >= 0x7f000000u && piece.range.lo <= 0x7fffffffu) {
+      e.loopback = e.loopback && ok;
+    }
+  }
+  for (const auto& piece : part.v6) {
+    // The mapped block is decided by the v4 partition; its (empty) piece
+    // may extend past it when the next one is empty too, and stands then
+    // for the addresses after it.
+    const auto stand_in = !ir::IsMapped(piece.range.lo)   ? std::optional(piece.range.lo)
+                          : !ir::IsMapped(piece.range.hi) ? std::optional(piece.range.hi)
+                                                          : std::nullopt;
+    if (!stand_in) continue;
+    const bool ok = net.Decide(dir, proto, Ip(ir::FormatV6(*stand_in)), port);
+    if (!ok && e.denied_at.empty()) e.denied_at = ir::FormatV6(*stand_in);
+    e.everywhere = e.everywhere && ok;
+  }
+  e.loopback = e.loopback && net.Decide(dir, proto, Ip("::1"), port);
+  return e;
+}
+
+// The same as port sets, with README.md's limit: a block lists its ports
+// one by one, or allows every port and denies the complement; when both
+// are over 4096 ports the block is left out (the `*` block then counts as
+// empty for the `localhost` one).
+struct SbplPorts {
+  ir::PortSet everywhere, loopback;
+};
+SbplPorts SbplCanSayPorts(const ir::NetRules& net, ir::Direction dir, ir::Protocol proto) {
+  const ir::Partition& part = dir == ir::Direction::kEgress ? net.egress : net.ingress;
+  auto ports = [&](const ir::NetDecision& d) {
+    return proto == ir::Protocol::kTcp ? d.tcp : d.udp;
+  };
+  auto count = [](const ir::PortSet& s) {
+    size_t n = 0;
+    for (const auto& [lo, hi] : s.ranges()) n += hi - lo + 1;
+    return n;
+  };
+  ir::PortSet e = ir::PortSet::All(), l = ir::PortSet::All();
+  auto meet = [](ir::PortSet& into, const ir::PortSet& s) {
+    into = into.Minus(ir::PortSet::All().Minus(s));
+  };
+  for (const auto& piece : part.v4) {
+    meet(e, ports(piece.decision));
+    if (piece.range.hi >= 0x7f000000u && piece.range.lo <= 0x7fffffffu) {
+      meet(l, ports(piece.decision));
+    }
+  }
+  for (const auto& piece : part.v6) {
+    if (ir::IsMapped(piece.range.lo) && ir::IsMapped(piece.range.hi)) continue;
+    meet(e, ports(piece.decision));
+    if (piece.range.lo <= 1 && 1 <= piece.range.hi) meet(l, ports(piece.decision));
+  }
+  auto sayable = [&](const ir::PortSet& want, const ir::PortSet& base) {
+    const ir::PortSet refuse = ir::PortSet::All().Minus(want);
+    return refuse.empty() || count(want.Minus(base)) <= 4096 || count(refuse) <= 4096;
+  };
+  SbplPorts out;
+  out.everywhere = sayable(e, ir::PortSet()) ? e : ir::PortSet();
+  out.loopback = dir == ir::Direction::kEgress && sayable(l, out.everywhere) ? l : out.everywhere;
+  return out;
+}
 
 TEST_CASE("seatbelt property: network decisions never wider, exact where SBPL can say it") {
   const uint32_t seed = Seed();
@@ -405,26 +497,10 @@ TEST_CASE("seatbelt property: network decisions never wider, exact where SBPL ca
     const ir::NetRules& net = c->ir.network;
     bool lost = false;
     for (ir::Direction dir : {ir::Direction::kEgress, ir::Direction::kIngress}) {
-      const ir::Partition& part = dir == ir::Direction::kEgress ? net.egress : net.ingress;
       for (ir::Protocol proto : {ir::Protocol::kTcp, ir::Protocol::kUdp}) {
         for (uint16_t port : kQueryPorts) {
-          // What SBPL can say: the port to every address (one address per
-          // piece of the partition stands for it), or, egress, to every
-          // loopback address.
-          bool everywhere = true, loopback = true;
-          for (const auto& piece : part.v4) {
-            const bool ok = net.Decide(dir, proto, Ip(ir::FormatV4(piece.range.lo)), port);
-            everywhere = everywhere && ok;
-            if (piece.range.hi >= 0x7f000000u && piece.range.lo <= 0x7fffffffu) {
-              loopback = loopback && ok;
-            }
-          }
-          for (const auto& piece : part.v6) {
-            if (ir::IsMapped(piece.range.lo)) continue;
-            everywhere =
-                everywhere && net.Decide(dir, proto, Ip(ir::FormatV6(piece.range.lo)), port);
-          }
-          loopback = loopback && net.Decide(dir, proto, Ip("::1"), port);
+          const Expressible e = SbplCanSay(net, dir, proto, port);
+          const bool everywhere = e.everywhere, loopback = e.loopback;
           for (const char* addr : kAddresses) {
             INFO(ir::ProtocolName(proto) << " " << addr << " port " << port << " ingress "
                                          << (dir == ir::Direction::kIngress));
@@ -451,6 +527,93 @@ TEST_CASE("seatbelt property: network decisions never wider, exact where SBPL ca
             << " allowed by the IR, " << exact << " by the profile\n";
   CHECK(exact > 0);
   CHECK(exact < allowed);  // the generator reaches what SBPL cannot say
+}
+
+// The awkward cases of tests/network_cases.h (overlapping allows and denies
+// in either order and across extends, `any`, `loopback`, the IPv4-mapped,
+// NAT64 and compatible forms, port ranges overlapping in part, an omitted
+// protocol, both directions), probed half at their edges: the profile read
+// back is never wider than IR decide() (which must equal the reference
+// oracle), and exact where SBPL can say it.
+TEST_CASE("seatbelt differential: network over the awkward cases") {
+  const uint32_t seed = Seed();
+  net::Rng rng(seed);
+  std::cout << "seatbelt network differential: seed " << seed << "\n";
+  INFO("seed " << seed << " (rerun with WARD_SEED=" << seed << ")");
+  net::Universe u;
+  u.ports = {22, 53, 80, 443, 1000, 5432, 8000, 8050, 8100, 8101};
+  size_t queries = 0, allowed = 0, exact = 0, mapped_loopback_lost = 0;
+  const int rounds = Rounds(200);
+  for (int round = 0; round < rounds; ++round) {
+    const net::Case c = net::RandomCase(rng, u, round, "diff");
+    INFO("case " << round << " (" << c.shape << "):\n" << c.text);
+    auto front = CheckSource(c.text);
+    REQUIRE_FALSE(front->sink.has_errors());
+    const ast::File* f = front->program.file(front->program.roots.at(0));
+    const ast::Policy* target = nullptr;
+    for (const ast::Policy& p : f->policies) {
+      if (p.name.text == c.target) target = &p;
+    }
+    REQUIRE(target != nullptr);
+    DiagnosticSink sink;
+    const ir::Policy policy = ir::Lower(front->program, *target, sink);
+    REQUIRE_FALSE(sink.has_errors());
+    backend::Options options;
+    options.home = kHome;
+    const backend::Result result = backend::SeatbeltBackend().Compile(policy, options, sink);
+    const std::string diagnostics = RenderText(front->sources, sink, RenderOptions{});
+    INFO(diagnostics);
+    REQUIRE(result.ok);
+    const std::string& bytes = result.artifacts[0].bytes;
+    const size_t network_part = bytes.find(";; Network.");
+    INFO((network_part == std::string::npos ? bytes : bytes.substr(network_part, 3000)));
+    Profile p(bytes);
+    std::string lost;  // a probe the IR allows and the profile does not
+    for (int i = 0; i < 80; ++i) {
+      const net::Probe probe = net::CaseProbe(rng, u, c);
+      if (probe.proto == net::Proto::kIcmp) continue;  // SBPL rules name tcp and udp
+      const ir::Direction dir = probe.ingress ? ir::Direction::kIngress : ir::Direction::kEgress;
+      const ir::Protocol proto =
+          probe.proto == net::Proto::kTcp ? ir::Protocol::kTcp : ir::Protocol::kUdp;
+      const std::string addr = probe.addr.Text();
+      const bool ir_allows = policy.network.Decide(dir, proto, Ip(addr), probe.port);
+      const bool sb_allows = NetAllowed(p, dir, proto, addr, probe.port);
+      const Expressible e = SbplCanSay(policy.network, dir, proto, probe.port);
+      const SbplPorts sayable = SbplCanSayPorts(policy.network, dir, proto);
+      const IpPrefix ip = Ip(addr);
+      const bool is_loopback = ip.v6 ? addr == "::1" : (ip.bytes[0] == 127);
+      INFO(probe.Describe() << ": reference " << net::Reference(c.rules, probe) << ", IR "
+                            << ir_allows << ", profile " << sb_allows << " (expressible: port "
+                            << "everywhere " << e.everywhere << ", on loopback " << e.loopback
+                            << "; first piece denying it at " << e.denied_at
+                            << "; SBPL can say ports " << sayable.everywhere.ToString()
+                            << " everywhere, " << sayable.loopback.ToString() << " on loopback)");
+      REQUIRE(ir_allows == net::Reference(c.rules, probe));
+      REQUIRE((!sb_allows || ir_allows));  // never wider
+      const bool expressible =
+          (is_loopback ? sayable.loopback : sayable.everywhere).Contains(probe.port);
+      REQUIRE(sb_allows == (ir_allows && expressible));
+      // An IPv4-mapped loopback address (::ffff:127.x, which the IR decides
+      // as 127.x) is not `localhost` to the reader, and the backend's
+      // warning does not list it: towards deny, reported to the lead, kept
+      // apart here.
+      const bool mapped_loopback =
+          ip.v6 && ip.bytes[10] == 0xff && ip.bytes[11] == 0xff && ip.bytes[12] == 127 &&
+          std::all_of(ip.bytes.begin(), ip.bytes.begin() + 10, [](uint8_t b) { return b == 0; });
+      if (ir_allows && !sb_allows && mapped_loopback) ++mapped_loopback_lost;
+      if (ir_allows && !sb_allows && !mapped_loopback && lost.empty()) lost = probe.Describe();
+      ++queries;
+      allowed += ir_allows;
+      exact += sb_allows;
+    }
+    // Whatever is left out is said.
+    INFO("left out: " << lost);
+    if (!lost.empty()) REQUIRE(diagnostics.find("warning[B3002]") != std::string::npos);
+  }
+  std::cout << "  " << rounds << " policies, " << queries << " queries, " << allowed
+            << " allowed by the IR, " << exact << " by the profile, " << mapped_loopback_lost
+            << " to IPv4-mapped loopback left out without a warning\n";
+  CHECK(exact > 0);
 }
 
 }  // namespace
