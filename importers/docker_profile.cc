@@ -178,9 +178,20 @@ class Decoder {
     Strings(fields.Get("arches"), fields.Path("arches"), &f.arches);
     const json* k = fields.Get("minKernel");
     if (!Absent(k)) {
-      std::string v;
-      String(k, fields.Path("minKernel"), &v);
-      f.min_kernel = v;
+      if (!k->is_string()) {
+        Error(fields.Path("minKernel"), std::string("invalid kernel version: expected a "
+                                                    "string \"<kernel>.<major>\", found ") +
+                                            k->type_name());
+      } else {
+        std::string why;
+        const std::string& v = k->get_ref<const std::string&>();
+        f.min_kernel = ParseMinKernel(v, &why);
+        if (!f.min_kernel) {
+          Error(fields.Path("minKernel"), "invalid kernel version '" + v +
+                                              "', expected \"<kernel>.<major>\": " + why +
+                                              "; Docker refuses the profile");
+        }
+      }
     }
     return f;
   }
@@ -227,7 +238,47 @@ class Decoder {
   int errors_ = 0;
 };
 
+// strconv.ParseUint(s, 10, 8): ASCII digits only, no sign, 0-255.
+std::optional<uint64_t> ParseUint8(std::string_view s, std::string* why) {
+  if (s.empty()) {
+    *why = "an empty number";
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') {
+      *why = "'" + std::string(s) + "' is not a decimal number";
+      return std::nullopt;
+    }
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (v > 255) {
+      *why = "'" + std::string(s) + "' is out of range 0-255";
+      return std::nullopt;
+    }
+  }
+  return v;
+}
+
 }  // namespace
+
+std::optional<std::array<uint64_t, 2>> ParseMinKernel(std::string_view text, std::string* why) {
+  if (text.empty()) return std::array<uint64_t, 2>{0, 0};
+  // strings.SplitN(ver, ".", 3) must give exactly two parts.
+  const size_t dot = text.find('.');
+  if (dot == std::string_view::npos || text.find('.', dot + 1) != std::string_view::npos) {
+    *why = "not two numbers separated by one dot";
+    return std::nullopt;
+  }
+  auto kernel = ParseUint8(text.substr(0, dot), why);
+  if (!kernel) return std::nullopt;
+  auto major = ParseUint8(text.substr(dot + 1), why);
+  if (!major) return std::nullopt;
+  if (*kernel == 0 && *major == 0) {
+    *why = "version cannot be 0.0";
+    return std::nullopt;
+  }
+  return std::array<uint64_t, 2>{*kernel, *major};
+}
 
 bool ParseDockerProfile(std::string_view text, DockerProfile* out,
                         std::vector<ImportDiagnostic>* diagnostics) {

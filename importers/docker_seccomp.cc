@@ -234,12 +234,6 @@ class Importer {
       if (!DockerPredicate(a.op, 0, 0, 64, 64))
         Error(a.where + "/op", "unknown operator '" + a.op + "'");
     }
-    for (const auto* f : {&s.includes, &s.excludes}) {
-      if (f->min_kernel && !ParseKernelVersion(*f->min_kernel)) {
-        Error(where + (f == &s.includes ? "/includes" : "/excludes") + "/minKernel",
-              "invalid kernel version '" + *f->min_kernel + "'");
-      }
-    }
   }
 
   Action ParseAction(const std::string& name, std::optional<uint64_t> errno_ret,
@@ -346,13 +340,11 @@ class Importer {
 
   // ---- includes / excludes ------------------------------------------------
 
-  bool KernelAtLeast(const std::string& min) const {
+  bool KernelAtLeast(const std::array<uint64_t, 2>& v) const {
     if (!options_.kernel) return true;
-    auto v = ParseKernelVersion(min);
-    if (!v) return false;
     const auto& k = *options_.kernel;
-    // Docker reads MAJOR.MINOR of minKernel: the requirement's patch is 0.
-    return std::tie(k[0], k[1]) >= std::tie((*v)[0], (*v)[1]);
+    // Docker compares KERNEL.MAJOR only: 3.12.25 and 3.12 are equal.
+    return std::tie(k[0], k[1]) >= std::tie(v[0], v[1]);
   }
 
   bool HasCap(const std::string& cap) const {
