@@ -34,6 +34,7 @@ struct DockerFilter {
 
 struct DockerSyscall {
   std::vector<std::string> names;  // `name` (deprecated) folded in
+  std::string name;
   std::string action;
   std::optional<uint64_t> errno_ret;
   std::vector<DockerArg> args;

@@ -105,7 +105,7 @@ class Importer {
            std::vector<ImportDiagnostic>* diagnostics)
       : profile_(profile), options_(options), diagnostics_(diagnostics) {}
 
-  bool Run(std::string* text) {
+  bool Run(std::string* text, std::vector<RuleOrigin>* origins) {
     if (!Validate()) return false;
     std::vector<Variant> variants = Variants();
     if (variants.empty()) return false;
@@ -135,7 +135,7 @@ class Importer {
       }
     }
     if (errors_ > 0) return false;
-    *text = WriteWard(Header(policies.size()), policies);
+    *text = WriteWard(Header(policies.size()), policies, origins);
     return true;
   }
 
@@ -647,9 +647,9 @@ class Importer {
           return;
         }
       }
-      plain.push_back({a, {name}, {}, {}});
+      plain.push_back({a, {name}, {}, {}, {}});
     };
-    WardRule fillers{default_.ward, {}, {}, {}};
+    WardRule fillers{default_.ward, {}, {}, {}, {}};
     for (const std::string& name : order) {
       const Decision& d = decisions.at(name);
       if (d.unconditional) add_plain(entry_actions_[*d.unconditional].ward, name);
@@ -666,7 +666,7 @@ class Importer {
             auto same = [&](const WardRule& r) { return r.conditions == alt; };
             auto r = std::find_if(rules.begin(), rules.end(), same);
             if (r == rules.end()) {
-              rules.push_back({c.action.ward, {name}, alt, {}});
+              rules.push_back({c.action.ward, {name}, alt, {}, EntryWhere(i)});
             } else {
               r->names.push_back(name);
             }
@@ -687,7 +687,7 @@ class Importer {
 
   std::vector<std::string> Header(size_t variants) const {
     std::vector<std::string> h = {
-        "Imported from " + options_.source + " by `ward import --from docker-seccomp`.",
+        "Imported from " + options_.source + " by `ward import --from " + options_.from + "`.",
         "Docker decides `includes` and `excludes` when it loads a profile; here they were",
         "decided for"};
     std::string caps;
@@ -768,7 +768,7 @@ ImportResult ImportDockerSeccomp(std::string_view json, const DockerImportOption
   ImportResult result;
   DockerProfile profile;
   if (!ParseDockerProfile(json, &profile, &result.diagnostics)) return result;
-  result.ok = Importer(profile, options, &result.diagnostics).Run(&result.text);
+  result.ok = Importer(profile, options, &result.diagnostics).Run(&result.text, &result.origins);
   return result;
 }
 
