@@ -18,7 +18,7 @@ constexpr size_t kMaxProfileBytes = 16 << 20;
 struct Node {
   enum Kind { kScalar, kObject, kArray } kind = kScalar;
   json scalar;  // kScalar: null, boolean, number or string
-  std::vector<std::pair<std::string, Node>> members;
+  std::vector<std::string> keys;  // kObject: keys[i] is the key of items[i]
   std::vector<Node> items;
 
   bool Null() const { return kind == kScalar && scalar.is_null(); }
@@ -42,8 +42,9 @@ class TreeBuilder : public nlohmann::json_sax<json> {
   bool start_object(std::size_t) override { return Open(Node::kObject); }
   bool key(string_t& k) override {
     Node* object = stack_.back();
-    object->members.emplace_back(k, Node{});
-    pending_ = &object->members.back().second;
+    object->keys.push_back(k);
+    object->items.emplace_back();
+    pending_ = &object->items.back();
     return true;
   }
   bool end_object() override { return Close(); }
@@ -192,7 +193,9 @@ class Decoder {
 
   void Fields(const Node& object, const std::string& path, std::initializer_list<Field> fields) {
     if (!Object(object, path)) return;
-    for (const auto& [key, value] : object.members) {
+    for (size_t i = 0; i < object.keys.size(); ++i) {
+      const std::string& key = object.keys[i];
+      const Node& value = object.items[i];
       const std::string folded = Fold(key);
       const Field* field = nullptr;
       for (const Field& f : fields) {

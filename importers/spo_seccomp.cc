@@ -175,7 +175,7 @@ bool IsSeccompProfile(const YAML::Node& doc) {
   if (!doc.IsMap()) return false;
   const YAML::Node kind = doc["kind"];
   const YAML::Node api = doc["apiVersion"];
-  return kind.IsScalar() && kind.Scalar() == "SeccompProfile" && api.IsScalar() &&
+  return kind.IsDefined() && api.IsDefined() && kind.IsScalar() && kind.Scalar() == "SeccompProfile" && api.IsScalar() &&
          std::string_view(api.Scalar()).substr(0, kGroup.size()) == kGroup;
 }
 
@@ -194,13 +194,35 @@ std::vector<YAML::Node> LoadAll(std::string_view text, std::string* error, YAML:
 bool LooksLikeSpoSeccomp(std::string_view text) {
   std::string error;
   YAML::Mark mark;
-  for (const YAML::Node& doc : LoadAll(text, &error, &mark)) {
-    if (IsSeccompProfile(doc)) return true;
+  try {
+    for (const YAML::Node& doc : LoadAll(text, &error, &mark)) {
+      if (IsSeccompProfile(doc)) return true;
+    }
+  } catch (const YAML::Exception&) {
   }
   return false;
 }
 
+namespace {
+ImportResult Import(std::string_view text, const DockerImportOptions& options);
+}  // namespace
+
 ImportResult ImportSpoSeccomp(std::string_view text, const DockerImportOptions& options) {
+  try {
+    return Import(text, options);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp throws on a node used as what it is not; what the walk
+    // above checks first should leave nothing for here.
+    ImportResult r;
+    r.diagnostics.push_back(
+        {Severity::kError, "", "cannot read the YAML: " + e.msg, Line(e.mark), Column(e.mark)});
+    return r;
+  }
+}
+
+namespace {
+
+ImportResult Import(std::string_view text, const DockerImportOptions& options) {
   ImportResult result;
   auto& diags = result.diagnostics;
   if (text.size() > kMaxBytes) {
@@ -315,5 +337,7 @@ ImportResult ImportSpoSeccomp(std::string_view text, const DockerImportOptions& 
   if (result.ok) result.text = std::move(texts);
   return result;
 }
+
+}  // namespace
 
 }  // namespace ward::importers

@@ -1,16 +1,19 @@
 // libFuzzer target for the Docker seccomp importer: one input is one profile.
 // Beyond the sanitizers, it checks what every import must satisfy: a
-// refusal says why (at least one error, every message non-empty); an
-// accepted profile gives the same text twice, and that text passes the
-// whole front end and the lowering without errors (what `ward check` runs),
-// as the importer promises.
+// refusal says why and where (at least one error, every error at a place
+// in the input, every message non-empty); an accepted profile gives the
+// same text twice, and that text passes the whole front end and the
+// lowering without errors (what `ward check` runs), as the importer
+// promises. The import is the one `ward import` runs (checked_import.h):
+// what the lowering cannot hold is refused at the entry; text the check
+// finds wrong for any other reason is a bug.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "compiler/policy.h"
-#include "importers/docker_seccomp.h"
+#include "importers/checked_import.h"
 #include "language/check.h"
 
 namespace {
@@ -48,14 +51,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     options.capabilities = {"CAP_SYS_ADMIN"};
     options.kernel = std::array<uint64_t, 3>{4, 4, 0};
   }
-  const ward::importers::ImportResult r = ward::importers::ImportDockerSeccomp(json, options);
+  ward::importers::CheckedImport checked;
+  ward::importers::ImportDockerSeccompChecked(json, options, WARD_FUZZ_STD_DIR, &checked);
+  if (checked.internal_error || checked.no_std) {
+    Fail("the imported text does not check",
+         json + "\n" + ward::RenderText(checked.sources, checked.sink, ward::RenderOptions{}));
+  }
+  const ward::importers::ImportResult& r = checked.result;
   for (const auto& d : r.diagnostics) {
     if (d.message.empty()) Fail("a diagnostic without a message", json);
   }
   if (!r.ok) {
     bool error = false;
-    for (const auto& d : r.diagnostics) error |= d.severity == ward::Severity::kError;
+    for (const auto& d : r.diagnostics) {
+      if (d.severity != ward::Severity::kError) continue;
+      error = true;
+      // An error is at a place in the input, except for what concerns it
+      // as a whole: not JSON, not an object, too large, or a check
+      // between fields at the top.
+      if (d.where.empty() && d.message.find("not valid JSON") == std::string::npos &&
+          d.message.find("expected an object") == std::string::npos &&
+          d.message.find("larger than") == std::string::npos &&
+          d.message.find("are both given") == std::string::npos) {
+        Fail("an error with no place in the input", json + "\n" + d.message);
+      }
+    }
     if (!error) Fail("refused without an error", json);
+    // To measure how long the fuzzer takes to reach a class of refusal
+    // (README): WARD_FUZZ_IMPORT_STOP_AT=" regions on " stops at the first
+    // refusal whose message has the text.
+    static const char* stop_at = std::getenv("WARD_FUZZ_IMPORT_STOP_AT");
+    for (const auto& d : r.diagnostics) {
+      if (stop_at && *stop_at && d.message.find(stop_at) != std::string::npos) {
+        Fail("reached the refusal WARD_FUZZ_IMPORT_STOP_AT names", json + "\n" + d.message);
+      }
+    }
     return 0;
   }
   if (ward::importers::ImportDockerSeccomp(json, options).text != r.text) {

@@ -215,6 +215,20 @@ TEST_CASE("round trip: an empty profile is unconfined") {
   RoundTrip({"disabled.json", {}, std::nullopt}, Seed());
 }
 
+// The current upstream defaults (testdata/upstream/README.md).
+TEST_CASE("round trip: moby's default profile, without and with CAP_SYS_ADMIN") {
+  RoundTrip({"upstream/moby-default.json", {}, std::nullopt}, Seed());
+  RoundTrip({"upstream/moby-default.json", {"CAP_SYS_ADMIN"}, std::nullopt}, Seed());
+}
+
+TEST_CASE("round trip: podman's default profile") {
+  RoundTrip({"upstream/podman-seccomp.json", {}, std::nullopt}, Seed());
+}
+
+TEST_CASE("round trip: containerd's default profile (amd64)") {
+  RoundTrip({"upstream/containerd-default-amd64.json", {}, std::nullopt}, Seed());
+}
+
 // Real-world profiles by hand: WARD_ROUND_TRIP_PROFILE=/path/profile.json,
 // optionally WARD_ROUND_TRIP_CAPS=CAP_A,CAP_B.
 TEST_CASE("round trip: the profile WARD_ROUND_TRIP_PROFILE names") {
