@@ -17,7 +17,7 @@ constexpr size_t kMaxProfileBytes = 16 << 20;
 // keys the last decides, and nlohmann's own objects (maps) keep only one.
 struct Node {
   enum Kind { kScalar, kObject, kArray } kind = kScalar;
-  json scalar;  // kScalar: null, boolean, number or string
+  json scalar;                    // kScalar: null, boolean, number or string
   std::vector<std::string> keys;  // kObject: keys[i] is the key of items[i]
   std::vector<Node> items;
 
@@ -147,28 +147,31 @@ class Decoder {
   bool ok() const { return errors_ == 0; }
 
   void Profile(const Node& j, DockerProfile* out) {
-    Fields(j, "",
-           {
-               {"defaultAction", [&](const Node& v, const std::string& p) { String(v, p, &out->default_action); }},
-               {"defaultErrnoRet",
-                [&](const Node& v, const std::string& p) { Unsigned(v, p, &out->default_errno_ret); }},
-               {"architectures", [&](const Node& v, const std::string& p) { Strings(v, p, &out->architectures); }},
-               {"archMap",
-                [&](const Node& v, const std::string& p) {
-                  Array(v, p, &out->arch_map, [&](const auto& e, const auto& q, DockerArchMap* m) {
-                    ArchMap(e, q, m);
-                  });
-                }},
-               {"syscalls",
-                [&](const Node& v, const std::string& p) {
-                  Array(v, p, &out->syscalls, [&](const auto& e, const auto& q, DockerSyscall* s) {
-                    Syscall(e, q, s);
-                  });
-                }},
-               {"listenerPath", [&](const Node& v, const std::string& p) { String(v, p, &out->listener_path); }},
-               {"listenerMetadata", [&](const Node& v, const std::string& p) { String(v, p, &metadata_); }},
-               {"flags", [&](const Node& v, const std::string& p) { Strings(v, p, &out->flags); }},
-           });
+    Fields(
+        j, "",
+        {
+            {"defaultAction",
+             [&](const Node& v, const std::string& p) { String(v, p, &out->default_action); }},
+            {"defaultErrnoRet",
+             [&](const Node& v, const std::string& p) { Unsigned(v, p, &out->default_errno_ret); }},
+            {"architectures",
+             [&](const Node& v, const std::string& p) { Strings(v, p, &out->architectures); }},
+            {"archMap",
+             [&](const Node& v, const std::string& p) {
+               Array(v, p, &out->arch_map,
+                     [&](const auto& e, const auto& q, DockerArchMap* m) { ArchMap(e, q, m); });
+             }},
+            {"syscalls",
+             [&](const Node& v, const std::string& p) {
+               Array(v, p, &out->syscalls,
+                     [&](const auto& e, const auto& q, DockerSyscall* s) { Syscall(e, q, s); });
+             }},
+            {"listenerPath",
+             [&](const Node& v, const std::string& p) { String(v, p, &out->listener_path); }},
+            {"listenerMetadata",
+             [&](const Node& v, const std::string& p) { String(v, p, &metadata_); }},
+            {"flags", [&](const Node& v, const std::string& p) { Strings(v, p, &out->flags); }},
+        });
     // moby folds the deprecated `name` into `names` after decoding.
     for (DockerSyscall& s : out->syscalls) {
       if (s.name.empty()) continue;
@@ -234,10 +237,10 @@ class Decoder {
   void Unsigned(const Node& j, const std::string& path, uint64_t* out) {
     if (j.Null()) return;
     if (j.kind != Node::kScalar || !j.scalar.is_number_unsigned()) {
-      Error(path, std::string("expected a non-negative integer, found ") +
-                      (j.kind == Node::kScalar && j.scalar.is_number()
-                           ? "a negative or fractional number"
-                           : j.TypeName()));
+      Error(path,
+            std::string("expected a non-negative integer, found ") +
+                (j.kind == Node::kScalar && j.scalar.is_number() ? "a negative or fractional number"
+                                                                 : j.TypeName()));
       return;
     }
     *out = j.scalar.get<uint64_t>();
@@ -267,11 +270,13 @@ class Decoder {
   }
 
   void ArchMap(const Node& j, const std::string& path, DockerArchMap* m) {
-    Fields(j, path,
-           {
-               {"architecture", [&](const Node& v, const std::string& p) { String(v, p, &m->arch); }},
-               {"subArchitectures", [&](const Node& v, const std::string& p) { Strings(v, p, &m->sub_arches); }},
-           });
+    Fields(
+        j, path,
+        {
+            {"architecture", [&](const Node& v, const std::string& p) { String(v, p, &m->arch); }},
+            {"subArchitectures",
+             [&](const Node& v, const std::string& p) { Strings(v, p, &m->sub_arches); }},
+        });
   }
 
   // `*Filter`: null empties it; an object fills it.
@@ -284,7 +289,8 @@ class Decoder {
            {
                {"caps", [&](const Node& v, const std::string& p) { Strings(v, p, &f->caps); }},
                {"arches", [&](const Node& v, const std::string& p) { Strings(v, p, &f->arches); }},
-               {"minKernel", [&](const Node& v, const std::string& p) { MinKernel(v, p, &f->min_kernel); }},
+               {"minKernel",
+                [&](const Node& v, const std::string& p) { MinKernel(v, p, &f->min_kernel); }},
            });
   }
 
@@ -323,28 +329,31 @@ class Decoder {
            {
                {"index", [&](const Node& v, const std::string& p) { Unsigned(v, p, &a->index); }},
                {"value", [&](const Node& v, const std::string& p) { Unsigned(v, p, &a->value); }},
-               {"valueTwo", [&](const Node& v, const std::string& p) { Unsigned(v, p, &a->value_two); }},
+               {"valueTwo",
+                [&](const Node& v, const std::string& p) { Unsigned(v, p, &a->value_two); }},
                {"op", [&](const Node& v, const std::string& p) { String(v, p, &a->op); }},
            });
   }
 
   void Syscall(const Node& j, const std::string& path, DockerSyscall* s) {
     s->where = path;
-    Fields(j, path,
-           {
-               {"names", [&](const Node& v, const std::string& p) { Strings(v, p, &s->names); }},
-               {"name", [&](const Node& v, const std::string& p) { String(v, p, &s->name); }},
-               {"action", [&](const Node& v, const std::string& p) { String(v, p, &s->action); }},
-               {"errnoRet", [&](const Node& v, const std::string& p) { Unsigned(v, p, &s->errno_ret); }},
-               {"args",
-                [&](const Node& v, const std::string& p) {
-                  Array(v, p, &s->args,
-                        [&](const auto& e, const auto& q, DockerArg* a) { Arg(e, q, a); });
-                }},
-               {"comment", [&](const Node& v, const std::string& p) { String(v, p, &s->comment); }},
-               {"includes", [&](const Node& v, const std::string& p) { Filter(v, p, &s->includes); }},
-               {"excludes", [&](const Node& v, const std::string& p) { Filter(v, p, &s->excludes); }},
-           });
+    Fields(
+        j, path,
+        {
+            {"names", [&](const Node& v, const std::string& p) { Strings(v, p, &s->names); }},
+            {"name", [&](const Node& v, const std::string& p) { String(v, p, &s->name); }},
+            {"action", [&](const Node& v, const std::string& p) { String(v, p, &s->action); }},
+            {"errnoRet",
+             [&](const Node& v, const std::string& p) { Unsigned(v, p, &s->errno_ret); }},
+            {"args",
+             [&](const Node& v, const std::string& p) {
+               Array(v, p, &s->args,
+                     [&](const auto& e, const auto& q, DockerArg* a) { Arg(e, q, a); });
+             }},
+            {"comment", [&](const Node& v, const std::string& p) { String(v, p, &s->comment); }},
+            {"includes", [&](const Node& v, const std::string& p) { Filter(v, p, &s->includes); }},
+            {"excludes", [&](const Node& v, const std::string& p) { Filter(v, p, &s->excludes); }},
+        });
   }
 
   std::vector<ImportDiagnostic>* diagnostics_;
@@ -403,8 +412,9 @@ bool ParseDockerProfile(std::string_view text, DockerProfile* out,
   }
   // nlohmann skips a byte order mark; Go refuses it ("invalid character").
   if (text.substr(0, 3) == "\xef\xbb\xbf") {
-    decoder.Error("", "not valid JSON: the text starts with a byte order mark, which Docker "
-                      "refuses");
+    decoder.Error("",
+                  "not valid JSON: the text starts with a byte order mark, which Docker "
+                  "refuses");
     return false;
   }
   Node root;

@@ -23,8 +23,8 @@ size_t Column(const YAML::Mark& m) { return m.column < 0 ? 0 : static_cast<size_
 
 // The fields of the SeccompProfile schema (api/seccompprofile/v1beta1 and
 // v1): the API server prunes any other, so they are dropped here too.
-const std::vector<std::string> kSpecKeys = {"baseProfileName", "disabled",      "defaultAction",
-                                            "architectures",   "listenerPath",  "listenerMetadata",
+const std::vector<std::string> kSpecKeys = {"baseProfileName", "disabled",     "defaultAction",
+                                            "architectures",   "listenerPath", "listenerMetadata",
                                             "syscalls",        "flags"};
 const std::vector<std::string> kSyscallKeys = {"names", "action", "errnoRet", "args"};
 const std::vector<std::string> kArgKeys = {"index", "value", "valueTwo", "op"};
@@ -80,9 +80,9 @@ class Converter {
   }
 
   // Only `keys` of the map, in order; the others dropped with a warning.
-  json Known(const YAML::Node& n, const std::string& where, const std::vector<std::string>& keys,
-             const std::function<json(const std::string&, const YAML::Node&, const std::string&)>&
-                 value) {
+  json Known(
+      const YAML::Node& n, const std::string& where, const std::vector<std::string>& keys,
+      const std::function<json(const std::string&, const YAML::Node&, const std::string&)>& value) {
     if (!n.IsMap()) return Value(n);  // the JSON decoder says what is wrong
     json out = json::object();
     for (const auto& kv : n) {
@@ -107,7 +107,8 @@ class Converter {
                  [&](const std::string& key, const YAML::Node& v, const std::string& path) {
                    if (key != "syscalls" || !v.IsSequence()) return Value(v);
                    json list = json::array();
-                   for (size_t i = 0; i < v.size(); ++i) list.push_back(Syscall(v[i], path + "/" + std::to_string(i)));
+                   for (size_t i = 0; i < v.size(); ++i)
+                     list.push_back(Syscall(v[i], path + "/" + std::to_string(i)));
                    return list;
                  });
   }
@@ -116,8 +117,7 @@ class Converter {
     diagnostics_->push_back({Severity::kError, where, std::move(message), Line(m), Column(m)});
   }
   void Warn(const YAML::Mark& m, const std::string& where, std::string message) {
-    diagnostics_->push_back(
-        {Severity::kWarning, where, std::move(message), Line(m), Column(m)});
+    diagnostics_->push_back({Severity::kWarning, where, std::move(message), Line(m), Column(m)});
   }
 
  private:
@@ -166,7 +166,8 @@ YAML::Node Resolve(YAML::Node n, std::string_view pointer) {
 
 std::string PolicyName(const std::string& k8s) {
   std::string out;
-  for (char c : k8s) out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '-';
+  for (char c : k8s)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '-';
   if (!std::isalpha(static_cast<unsigned char>(out[0]))) out = "p-" + out;
   return out;
 }
@@ -175,7 +176,8 @@ bool IsSeccompProfile(const YAML::Node& doc) {
   if (!doc.IsMap()) return false;
   const YAML::Node kind = doc["kind"];
   const YAML::Node api = doc["apiVersion"];
-  return kind.IsDefined() && api.IsDefined() && kind.IsScalar() && kind.Scalar() == "SeccompProfile" && api.IsScalar() &&
+  return kind.IsDefined() && api.IsDefined() && kind.IsScalar() &&
+         kind.Scalar() == "SeccompProfile" && api.IsScalar() &&
          std::string_view(api.Scalar()).substr(0, kGroup.size()) == kGroup;
 }
 
@@ -233,8 +235,7 @@ ImportResult Import(std::string_view text, const DockerImportOptions& options) {
   YAML::Mark mark;
   const std::vector<YAML::Node> docs = LoadAll(text, &error, &mark);
   if (!error.empty()) {
-    diags.push_back({Severity::kError, "", "not valid YAML: " + error,
-                     Line(mark), Column(mark)});
+    diags.push_back({Severity::kError, "", "not valid YAML: " + error, Line(mark), Column(mark)});
     return result;
   }
   size_t profiles = 0;
@@ -257,7 +258,8 @@ ImportResult Import(std::string_view text, const DockerImportOptions& options) {
     Converter convert(prefix, &diags);
     const YAML::Node name = doc["metadata"] ? doc["metadata"]["name"] : YAML::Node();
     if (!name.IsScalar() || name.Scalar().empty()) {
-      convert.Error(doc.Mark(), prefix + "/metadata/name", "the SeccompProfile has no metadata.name");
+      convert.Error(doc.Mark(), prefix + "/metadata/name",
+                    "the SeccompProfile has no metadata.name");
       failed = true;
       continue;
     }
@@ -318,8 +320,8 @@ ImportResult Import(std::string_view text, const DockerImportOptions& options) {
       continue;
     }
     // Lines of this document's text are after those already written.
-    const size_t offset = static_cast<size_t>(std::count(texts.begin(), texts.end(), '\n')) +
-                          (texts.empty() ? 0 : 1);
+    const size_t offset =
+        static_cast<size_t>(std::count(texts.begin(), texts.end(), '\n')) + (texts.empty() ? 0 : 1);
     for (RuleOrigin& origin : r.origins) {
       origin.first_line += offset;
       origin.last_line += offset;

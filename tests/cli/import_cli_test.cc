@@ -98,10 +98,11 @@ TEST_CASE("import: usage errors exit 2") {
         p + ": error: '9lives' is not a valid policy name\nward import: nothing written\n");
 }
 
-TEST_CASE("import: conditions Ward's IR cannot hold are refused at the entry, not an internal error") {
+TEST_CASE(
+    "import: conditions Ward's IR cannot hold are refused at the entry, not an internal error") {
   // The import fuzzer's W1043 finding (tests/fuzz/corpus_docker_seccomp/).
-  const std::string p = std::string(WARD_SOURCE_DIR) +
-                        "/tests/fuzz/corpus_docker_seccomp/w1043-clone-regions.json";
+  const std::string p =
+      std::string(WARD_SOURCE_DIR) + "/tests/fuzz/corpus_docker_seccomp/w1043-clone-regions.json";
   const std::string out = ward::test::ScratchDir() + "/w1043.ward";
   Run r = Ward("import --from docker-seccomp " + p + " -o " + out, kStd);
   CHECK(r.status == 1);
@@ -123,8 +124,8 @@ TEST_CASE("import: conditions Ward's IR cannot hold are refused at the entry, no
 }
 
 TEST_CASE("import: --from spo-seccomp, and the hint for a SeccompProfile given as docker-seccomp") {
-  const std::string p = std::string(WARD_SOURCE_DIR) +
-                        "/tests/importers/testdata/upstream/spo-baseprofile-runc.yaml";
+  const std::string p =
+      std::string(WARD_SOURCE_DIR) + "/tests/importers/testdata/upstream/spo-baseprofile-runc.yaml";
   const std::string out = ward::test::ScratchDir() + "/spo.ward";
   Run r = Ward("import --from spo-seccomp " + p + " -o " + out, kStd);
   CHECK(r.status == 0);

@@ -28,8 +28,8 @@ std::string Messages(const ImportResult& r) {
   std::string out;
   for (const auto& d : r.diagnostics) {
     out += std::string(d.severity == Severity::kError ? "error " : "warning ") +
-           (d.line ? std::to_string(d.line) + ":" + std::to_string(d.column) + " " : "") +
-           d.where + ": " + d.message + "\n";
+           (d.line ? std::to_string(d.line) + ":" + std::to_string(d.column) + " " : "") + d.where +
+           ": " + d.message + "\n";
   }
   return out;
 }
@@ -174,8 +174,7 @@ TEST_CASE("upstream: podman's default profile (containers/common)") {
   CHECK(i.Decide(p, "clone", {kCloneNewUser}) == "allow");
   CHECK(i.Decide(p, "mount") == "allow");
   CHECK(i.Decide(p, "init_module") == kEperm);
-  Imported caps = ImportFile("podman-seccomp.json", {"CAP_AUDIT_WRITE",
-                                                     "CAP_SYS_MODULE"});
+  Imported caps = ImportFile("podman-seccomp.json", {"CAP_AUDIT_WRITE", "CAP_SYS_MODULE"});
   CHECK(caps.Decide(p, "init_module") == "allow");
   CHECK(caps.Decide(p, "socket", {kAfNetlink, 3, kNetlinkAudit}) == "allow");
 }
@@ -252,8 +251,7 @@ TEST_CASE("upstream: security-profiles-operator SeccompProfile objects") {
          "warning 1:1 : not a SeccompProfile of security-profiles-operator.x-k8s.io/*: "
          "skipped\n"
          "error : no SeccompProfile document in the file\n"},
-        {"spec: [1, 2\n",
-         "error 2:1 : not valid YAML: end of sequence flow not found\n"},
+        {"spec: [1, 2\n", "error 2:1 : not valid YAML: end of sequence flow not found\n"},
     };
     for (const Refusal& c : kRefusals) {
       INFO(c.yaml);
@@ -294,11 +292,12 @@ ImportResult Import(const std::string& json) {
 }
 
 TEST_CASE("import: architectures Ward does not compile for warn; unknown ones are errors") {
-  for (const char* arch : {"SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_MIPS64", "SCMP_ARCH_MIPSEL",
-                           "SCMP_ARCH_PPC", "SCMP_ARCH_PPC64", "SCMP_ARCH_S390",
-                           "SCMP_ARCH_PARISC64", "SCMP_ARCH_X32"}) {
+  for (const char* arch :
+       {"SCMP_ARCH_LOONGARCH64", "SCMP_ARCH_MIPS64", "SCMP_ARCH_MIPSEL", "SCMP_ARCH_PPC",
+        "SCMP_ARCH_PPC64", "SCMP_ARCH_S390", "SCMP_ARCH_PARISC64", "SCMP_ARCH_X32"}) {
     ImportResult r = Import(std::string(R"({"defaultAction": "SCMP_ACT_ERRNO",
-        "architectures": ["SCMP_ARCH_X86_64", ")") + arch + R"("]})");
+        "architectures": ["SCMP_ARCH_X86_64", ")") +
+                            arch + R"("]})");
     INFO(arch);
     CHECK(r.ok);
     CHECK(Messages(r) == std::string("warning /architectures/1: ") + arch +
@@ -307,7 +306,8 @@ TEST_CASE("import: architectures Ward does not compile for warn; unknown ones ar
   }
   for (const char* arch : {"SCMP_ARCH_RISCV32", "SCMP_ARCH_loongarch64", "loong64"}) {
     ImportResult r = Import(std::string(R"({"defaultAction": "SCMP_ACT_ERRNO",
-        "architectures": [")") + arch + R"("]})");
+        "architectures": [")") +
+                            arch + R"("]})");
     CHECK_FALSE(r.ok);
     CHECK(Messages(r) ==
           std::string("error /architectures/0: unknown architecture '") + arch + "'\n");
@@ -322,22 +322,30 @@ TEST_CASE("import: minKernel is read as moby reads it") {
   };
   // Refused, as moby's KernelVersion.UnmarshalJSON refuses them.
   const std::pair<const char*, const char*> kRefused[] = {
-      {R"("4.15abc")", "invalid kernel version '4.15abc', expected \"<kernel>.<major>\": "
-                       "'15abc' is not a decimal number; Docker refuses the profile"},
-      {R"("3.12.1\"")", "invalid kernel version '3.12.1\"', expected \"<kernel>.<major>\": "
-                        "not two numbers separated by one dot; Docker refuses the profile"},
-      {R"("0.0")", "invalid kernel version '0.0', expected \"<kernel>.<major>\": version "
-                   "cannot be 0.0; Docker refuses the profile"},
-      {R"("3.12.1")", "invalid kernel version '3.12.1', expected \"<kernel>.<major>\": not two "
-                      "numbers separated by one dot; Docker refuses the profile"},
-      {R"("4.256")", "invalid kernel version '4.256', expected \"<kernel>.<major>\": '256' is "
-                     "out of range 0-255; Docker refuses the profile"},
-      {R"(" 4.8")", "invalid kernel version ' 4.8', expected \"<kernel>.<major>\": ' 4' is not "
-                    "a decimal number; Docker refuses the profile"},
-      {R"("+4.8")", "invalid kernel version '+4.8', expected \"<kernel>.<major>\": '+4' is not "
-                    "a decimal number; Docker refuses the profile"},
-      {R"("4.")", "invalid kernel version '4.', expected \"<kernel>.<major>\": an empty number; "
-                  "Docker refuses the profile"},
+      {R"("4.15abc")",
+       "invalid kernel version '4.15abc', expected \"<kernel>.<major>\": "
+       "'15abc' is not a decimal number; Docker refuses the profile"},
+      {R"("3.12.1\"")",
+       "invalid kernel version '3.12.1\"', expected \"<kernel>.<major>\": "
+       "not two numbers separated by one dot; Docker refuses the profile"},
+      {R"("0.0")",
+       "invalid kernel version '0.0', expected \"<kernel>.<major>\": version "
+       "cannot be 0.0; Docker refuses the profile"},
+      {R"("3.12.1")",
+       "invalid kernel version '3.12.1', expected \"<kernel>.<major>\": not two "
+       "numbers separated by one dot; Docker refuses the profile"},
+      {R"("4.256")",
+       "invalid kernel version '4.256', expected \"<kernel>.<major>\": '256' is "
+       "out of range 0-255; Docker refuses the profile"},
+      {R"(" 4.8")",
+       "invalid kernel version ' 4.8', expected \"<kernel>.<major>\": ' 4' is not "
+       "a decimal number; Docker refuses the profile"},
+      {R"("+4.8")",
+       "invalid kernel version '+4.8', expected \"<kernel>.<major>\": '+4' is not "
+       "a decimal number; Docker refuses the profile"},
+      {R"("4.")",
+       "invalid kernel version '4.', expected \"<kernel>.<major>\": an empty number; "
+       "Docker refuses the profile"},
       {"4.8", "invalid kernel version: expected a string \"<kernel>.<major>\", found number"},
   };
   for (const auto& [value, message] : kRefused) {
@@ -347,8 +355,8 @@ TEST_CASE("import: minKernel is read as moby reads it") {
     CHECK(Messages(r) == std::string("error /syscalls/0/includes/minKernel: ") + message + "\n");
   }
   // Accepted: KERNEL.MAJOR, leading zeros, 0.x, "" (every kernel), null (absent).
-  for (const char* value : {R"("4.8")", R"("04.08")", R"("0.1")", R"("255.255")", R"("")",
-                            "null"}) {
+  for (const char* value :
+       {R"("4.8")", R"("04.08")", R"("0.1")", R"("255.255")", R"("")", "null"}) {
     INFO(value);
     ImportResult r = with(value);
     CHECK(r.ok);
@@ -359,7 +367,8 @@ TEST_CASE("import: minKernel is read as moby reads it") {
 }
 
 TEST_CASE("import: JSON is decoded as Go's encoding/json decodes it into Docker's types") {
-  const std::string head = R"({"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"], )";
+  const std::string head =
+      R"({"defaultAction": "SCMP_ACT_ERRNO", "architectures": ["SCMP_ARCH_X86_64"], )";
   auto text = [&](const std::string& syscalls) {
     ImportResult r = Import(head + syscalls + "}");
     INFO(Messages(r));
@@ -391,7 +400,8 @@ TEST_CASE("import: JSON is decoded as Go's encoding/json decodes it into Docker'
             .find("        allow read\n") != std::string::npos);
   {
     ImportResult r = Import(head + R"("syscalls": [{"names": ["ptrace"], "action": "SCMP_ACT_ALLOW",
-        "includes": {"min)" + std::string("\xe2\x84\xaa") + R"(ernel": "4.15abc"}}]})");
+        "includes": {"min)" +
+                            std::string("\xe2\x84\xaa") + R"(ernel": "4.15abc"}}]})");
     CHECK_FALSE(r.ok);  // the key is minKernel, so its value is checked
   }
   // Unknown keys are ignored (with a warning): the finding's "ind[ex"
