@@ -1,7 +1,8 @@
 // A Docker/OCI seccomp profile as Docker reads it (moby
 // profiles/seccomp): the JSON decoded the way Go's encoding/json decodes it
-// into Docker's types (keys matched case-insensitively, unknown keys
-// ignored, null as absent), with no meaning attached yet.
+// into Docker's types (members in order, keys folded as Go folds them, the
+// last of duplicate keys deciding, unknown keys ignored; README.md), with no
+// meaning attached yet.
 #pragma once
 
 #include <array>
