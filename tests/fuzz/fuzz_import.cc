@@ -57,17 +57,16 @@ bool MutateEntry(nlohmann::json* profile, std::mt19937* rng) {
   if (!e.is_object()) return false;
   static const char* kOps[] = {"SCMP_CMP_EQ", "SCMP_CMP_NE", "SCMP_CMP_LT",       "SCMP_CMP_LE",
                                "SCMP_CMP_GT", "SCMP_CMP_GE", "SCMP_CMP_MASKED_EQ"};
-  static const uint64_t kValues[] = {0, 1, 8, 38, 40, 0x406, 0x20000, 0x7e020000, 0xffffffff,
-                                     uint64_t{1} << 63, ~uint64_t{0}};
+  static const uint64_t kValues[] = {
+      0, 1, 8, 38, 40, 0x406, 0x20000, 0x7e020000, 0xffffffff, uint64_t{1} << 63, ~uint64_t{0}};
   static const char* kNames[] = {"clone", "socket", "personality", "prctl", "kill", "mmap"};
   auto value = [&] { return (*rng)() % 4 ? kValues[(*rng)() % std::size(kValues)] : (*rng)(); };
   json& args = e["args"];
   if (!args.is_array()) args = json::array();
   const unsigned what = args.empty() ? 0 : (*rng)() % 5;
   if (what == 0) {
-    args.push_back({{"index", (*rng)() % 6},
-                    {"value", value()},
-                    {"op", kOps[(*rng)() % std::size(kOps)]}});
+    args.push_back(
+        {{"index", (*rng)() % 6}, {"value", value()}, {"op", kOps[(*rng)() % std::size(kOps)]}});
     return true;
   }
   json& a = args[(*rng)() % args.size()];
