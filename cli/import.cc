@@ -11,7 +11,9 @@
 #include "cli/output.h"
 #include "compiler/policy.h"
 #include "enforcers/linux/files.h"
+#include "importers/checked_import.h"
 #include "importers/docker_seccomp.h"
+#include "importers/spo_seccomp.h"
 #include "language/check.h"
 
 namespace ward::cli {
@@ -31,32 +33,12 @@ struct ImportFlags {
 void PrintImportDiagnostics(const std::string& file,
                             const std::vector<importers::ImportDiagnostic>& diagnostics) {
   for (const importers::ImportDiagnostic& d : diagnostics) {
-    std::cerr << file << (d.where.empty() ? "" : "#" + d.where) << ": "
-              << (d.severity == Severity::kError ? "error" : "warning") << ": " << d.message
-              << "\n";
+    std::string at = file;
+    if (d.line > 0) at += ":" + std::to_string(d.line) + ":" + std::to_string(d.column);
+    if (!d.where.empty()) at += (d.line > 0 ? " #" : "#") + d.where;
+    std::cerr << at << ": " << (d.severity == Severity::kError ? "error" : "warning") << ": "
+              << d.message << "\n";
   }
-}
-
-// The front end and the lowering on the imported text; false after
-// printing what they found.
-bool Verify(const std::string& text, const ImportFlags& flags, int* exit_code) {
-  SourceManager sources;
-  DiagnosticSink sink;
-  FrontendOptions options;
-  options.std_dir = flags.std_dir;
-  options.memory_files["imported.ward"] = text;
-  Program program = RunFrontend({"imported.ward"}, options, sources, sink);
-  if (!sink.has_errors()) ir::CheckLowering(program, sink);
-  if (!sink.has_errors()) return true;
-  PrintDiagnostics(sources, sink, flags.output);
-  if (program.std_syscalls == kNoFile) {
-    *exit_code = kUsage;
-  } else {
-    std::cerr << "ward import: internal error: the imported policy does not check; "
-                 "nothing written\n";
-    *exit_code = kFound;
-  }
-  return false;
 }
 
 int RunImport(const ImportFlags& flags) {
@@ -84,14 +66,35 @@ int RunImport(const ImportFlags& flags) {
       return kUsage;
     }
   }
-  importers::ImportResult result = importers::ImportDockerSeccomp(buffer.str(), options);
+  options.from = flags.from;
+  importers::CheckedImport checked;
+  const std::string input = buffer.str();
+  if (flags.from == "spo-seccomp") {
+    checked.result = importers::ImportSpoSeccomp(input, options);
+  } else {
+    checked.result = importers::ImportDockerSeccomp(input, options);
+    if (!checked.result.ok && importers::LooksLikeSpoSeccomp(input)) {
+      checked.result.diagnostics.push_back(
+          {Severity::kError, "",
+           "this is a security-profiles-operator SeccompProfile: use --from spo-seccomp"});
+    }
+  }
+  importers::CheckImport(flags.std_dir, &checked);
+  importers::ImportResult& result = checked.result;
   PrintImportDiagnostics(flags.file, result.diagnostics);
+  if (checked.no_std || checked.internal_error) {
+    PrintDiagnostics(checked.sources, checked.sink, flags.output);
+  }
+  if (checked.no_std) return kUsage;
+  if (checked.internal_error) {
+    std::cerr << "ward import: internal error: the imported policy does not check; "
+                 "nothing written\n";
+    return kFound;
+  }
   if (!result.ok) {
     std::cerr << "ward import: nothing written\n";
     return kFound;
   }
-  int exit_code = kOk;
-  if (!Verify(result.text, flags, &exit_code)) return exit_code;
   if (flags.out.empty()) {
     std::cout << result.text;
     return kOk;
@@ -111,7 +114,7 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
   CLI::App* cmd = app.add_subcommand("import", "Translate another format to Ward source text");
   cmd->add_option("--from", flags->from, "input format")
       ->required()
-      ->check(CLI::IsMember({"docker-seccomp"}));
+      ->check(CLI::IsMember({"docker-seccomp", "spo-seccomp"}));
   cmd->add_option("file", flags->file, "input file")->required();
   cmd->add_option("-o,--output", flags->out, "output file (default: stdout)");
   cmd->add_option("--name", flags->name, "policy name (default: from the file name)");

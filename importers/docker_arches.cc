@@ -5,7 +5,8 @@
 namespace ward::importers {
 namespace {
 
-// The OCI names runc accepts; those without a Ward architecture are killed
+// The OCI names of the runtime spec and runc (moby's archMap lists
+// loongarch64 since 2024); those without a Ward architecture are killed
 // by every Ward policy (x32 always).
 constexpr OciArch kOciArches[] = {
     {"SCMP_ARCH_X86_64", Arch::kX86_64},   {"SCMP_ARCH_X86", Arch::kX86},
@@ -17,7 +18,7 @@ constexpr OciArch kOciArches[] = {
     {"SCMP_ARCH_MIPSEL64", std::nullopt},  {"SCMP_ARCH_MIPSEL64N32", std::nullopt},
     {"SCMP_ARCH_PPC", std::nullopt},       {"SCMP_ARCH_PPC64", std::nullopt},
     {"SCMP_ARCH_S390", std::nullopt},      {"SCMP_ARCH_PARISC", std::nullopt},
-    {"SCMP_ARCH_PARISC64", std::nullopt},
+    {"SCMP_ARCH_PARISC64", std::nullopt},  {"SCMP_ARCH_LOONGARCH64", std::nullopt},
 };
 
 }  // namespace

@@ -1,9 +1,11 @@
 // A Docker/OCI seccomp profile as Docker reads it (moby
 // profiles/seccomp): the JSON decoded the way Go's encoding/json decodes it
-// into Docker's types (keys matched case-insensitively, unknown keys
-// ignored, null as absent), with no meaning attached yet.
+// into Docker's types (members in order, keys folded as Go folds them, the
+// last of duplicate keys deciding, unknown keys ignored; README.md), with no
+// meaning attached yet.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,11 +28,14 @@ struct DockerArg {
 struct DockerFilter {
   std::vector<std::string> caps;
   std::vector<std::string> arches;  // libseccomp native names: "amd64", "arm64", ...
-  std::optional<std::string> min_kernel;
+  // KERNEL.MAJOR as moby's KernelVersion decodes it; {0, 0} for "" (moby
+  // keeps the pointer: every kernel is new enough).
+  std::optional<std::array<uint64_t, 2>> min_kernel;
 };
 
 struct DockerSyscall {
   std::vector<std::string> names;  // `name` (deprecated) folded in
+  std::string name;
   std::string action;
   std::optional<uint64_t> errno_ret;
   std::vector<DockerArg> args;
@@ -54,6 +59,11 @@ struct DockerProfile {
   std::vector<std::string> flags;
   std::string listener_path;
 };
+
+// moby's reading of a `minKernel` string: exactly two dot-separated
+// decimal numbers, each 0-255 (Go's strconv.ParseUint(s, 10, 8)), not
+// both 0. "" is {0, 0}. nullopt otherwise, with the reason in `why`.
+std::optional<std::array<uint64_t, 2>> ParseMinKernel(std::string_view text, std::string* why);
 
 // Decodes `json`; false after at least one error in `diagnostics` (where
 // Docker would refuse to load the profile). Unknown keys are warnings.

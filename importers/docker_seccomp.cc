@@ -105,7 +105,7 @@ class Importer {
            std::vector<ImportDiagnostic>* diagnostics)
       : profile_(profile), options_(options), diagnostics_(diagnostics) {}
 
-  bool Run(std::string* text) {
+  bool Run(std::string* text, std::vector<RuleOrigin>* origins) {
     if (!Validate()) return false;
     std::vector<Variant> variants = Variants();
     if (variants.empty()) return false;
@@ -135,7 +135,7 @@ class Importer {
       }
     }
     if (errors_ > 0) return false;
-    *text = WriteWard(Header(policies.size()), policies);
+    *text = WriteWard(Header(policies.size()), policies, origins);
     return true;
   }
 
@@ -233,12 +233,6 @@ class Importer {
               "argument index " + std::to_string(a.index) + " is out of range 0-5");
       if (!DockerPredicate(a.op, 0, 0, 64, 64))
         Error(a.where + "/op", "unknown operator '" + a.op + "'");
-    }
-    for (const auto* f : {&s.includes, &s.excludes}) {
-      if (f->min_kernel && !ParseKernelVersion(*f->min_kernel)) {
-        Error(where + (f == &s.includes ? "/includes" : "/excludes") + "/minKernel",
-              "invalid kernel version '" + *f->min_kernel + "'");
-      }
     }
   }
 
@@ -346,13 +340,11 @@ class Importer {
 
   // ---- includes / excludes ------------------------------------------------
 
-  bool KernelAtLeast(const std::string& min) const {
+  bool KernelAtLeast(const std::array<uint64_t, 2>& v) const {
     if (!options_.kernel) return true;
-    auto v = ParseKernelVersion(min);
-    if (!v) return false;
     const auto& k = *options_.kernel;
-    // Docker reads MAJOR.MINOR of minKernel: the requirement's patch is 0.
-    return std::tie(k[0], k[1]) >= std::tie((*v)[0], (*v)[1]);
+    // Docker compares KERNEL.MAJOR only: 3.12.25 and 3.12 are equal.
+    return std::tie(k[0], k[1]) >= std::tie(v[0], v[1]);
   }
 
   bool HasCap(const std::string& cap) const {
@@ -655,9 +647,9 @@ class Importer {
           return;
         }
       }
-      plain.push_back({a, {name}, {}, {}});
+      plain.push_back({a, {name}, {}, {}, {}});
     };
-    WardRule fillers{default_.ward, {}, {}, {}};
+    WardRule fillers{default_.ward, {}, {}, {}, {}};
     for (const std::string& name : order) {
       const Decision& d = decisions.at(name);
       if (d.unconditional) add_plain(entry_actions_[*d.unconditional].ward, name);
@@ -674,7 +666,7 @@ class Importer {
             auto same = [&](const WardRule& r) { return r.conditions == alt; };
             auto r = std::find_if(rules.begin(), rules.end(), same);
             if (r == rules.end()) {
-              rules.push_back({c.action.ward, {name}, alt, {}});
+              rules.push_back({c.action.ward, {name}, alt, {}, EntryWhere(i)});
             } else {
               r->names.push_back(name);
             }
@@ -695,7 +687,7 @@ class Importer {
 
   std::vector<std::string> Header(size_t variants) const {
     std::vector<std::string> h = {
-        "Imported from " + options_.source + " by `ward import --from docker-seccomp`.",
+        "Imported from " + options_.source + " by `ward import --from " + options_.from + "`.",
         "Docker decides `includes` and `excludes` when it loads a profile; here they were",
         "decided for"};
     std::string caps;
@@ -776,7 +768,7 @@ ImportResult ImportDockerSeccomp(std::string_view json, const DockerImportOption
   ImportResult result;
   DockerProfile profile;
   if (!ParseDockerProfile(json, &profile, &result.diagnostics)) return result;
-  result.ok = Importer(profile, options, &result.diagnostics).Run(&result.text);
+  result.ok = Importer(profile, options, &result.diagnostics).Run(&result.text, &result.origins);
   return result;
 }
 

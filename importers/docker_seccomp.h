@@ -23,8 +23,9 @@ struct DockerImportOptions {
   // The policy's name; with one policy per host architecture, each is
   // NAME-ARCH. Must be a Ward identifier.
   std::string name = "imported";
-  // The input's name, for the header comment only.
+  // The input's name and format, for the header comment only.
   std::string source = "profile";
+  std::string from = "docker-seccomp";
   // The capability (bounding) set `includes.caps`/`excludes.caps` are
   // decided for; the policy keeps exactly these. Empty: Ward's default,
   // every capability dropped.

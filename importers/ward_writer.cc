@@ -1,5 +1,6 @@
 #include "importers/ward_writer.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "language/constants.h"
@@ -50,7 +51,11 @@ void AppendComment(std::string* out, std::string_view text) {
   *out += std::string(prefix) + std::string(text) + "\n";
 }
 
-void WritePolicy(std::string* out, const WardPolicy& p) {
+size_t Lines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+void WritePolicy(std::string* out, const WardPolicy& p, std::vector<RuleOrigin>* origins) {
   *out += "policy " + p.name + " {\n    syscalls {\n";
   if (!p.arches.empty()) AppendList(out, "        arch ", p.arches, "");
   *out += "        default " + ActionText(p.default_action) + "\n";
@@ -60,7 +65,9 @@ void WritePolicy(std::string* out, const WardPolicy& p) {
     for (const std::string& c : r.conditions) {
       conditions += (conditions.empty() ? " if " : " and ") + c;
     }
+    const size_t first = Lines(*out) + 1;
     AppendList(out, "        " + ActionText(r.action) + " ", r.names, conditions);
+    if (origins && !r.origin.empty()) origins->push_back({first, Lines(*out), r.origin});
   }
   *out += "    }\n";
   if (p.keeps_capabilities) {
@@ -114,12 +121,12 @@ std::string CommentText(std::string_view text) {
 }
 
 std::string WriteWard(const std::vector<std::string>& header,
-                      const std::vector<WardPolicy>& policies) {
+                      const std::vector<WardPolicy>& policies, std::vector<RuleOrigin>* origins) {
   std::string out;
   for (const std::string& h : header) AppendComment(&out, CommentText(h));
   for (const WardPolicy& p : policies) {
     out += "\n";
-    WritePolicy(&out, p);
+    WritePolicy(&out, p, origins);
   }
   return out;
 }

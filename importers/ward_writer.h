@@ -28,6 +28,7 @@ struct WardRule {
   std::vector<std::string> names;
   std::vector<std::string> conditions;  // joined with `and`; empty: unconditional
   std::vector<std::string> comments;    // lines written above the rule
+  std::string origin;                   // the input's place that made it (a JSON pointer)
 };
 
 struct WardPolicy {
@@ -40,9 +41,18 @@ struct WardPolicy {
   std::vector<std::string> capabilities;
 };
 
-// `header` lines become `//` comments at the top of the file.
+// Where in the Ward text a rule with an origin was written.
+struct RuleOrigin {
+  size_t first_line = 0;  // 1-based, the rule's first line
+  size_t last_line = 0;
+  std::string where;
+};
+
+// `header` lines become `//` comments at the top of the file. `origins`
+// (when given) gets the lines of every rule that has an origin.
 std::string WriteWard(const std::vector<std::string>& header,
-                      const std::vector<WardPolicy>& policies);
+                      const std::vector<WardPolicy>& policies,
+                      std::vector<RuleOrigin>* origins = nullptr);
 
 // Text made safe for a `//` comment: control characters and invalid UTF-8
 // become spaces.

@@ -49,6 +49,19 @@ const Signature kSignatures[] = {
 #include "language/facts/syscall_signatures.inc"
 };
 
+// Every syscall's number per architecture, from the kernel's own tables
+// (facts/kernel/*.tbl, through facts/gen_kernel_syscalls.py), sorted by
+// architecture, then name.
+struct KernelSyscall {
+  Arch arch;
+  const char* name;
+  int nr;
+};
+
+const KernelSyscall kKernelSyscalls[] = {
+#include "language/facts/kernel_syscalls.inc"
+};
+
 // tracefs names a few syscalls by the kernel's internal function name.
 const std::map<std::string_view, std::string_view> kTraceNames = {
     {"stat", "newstat"},   {"lstat", "newlstat"},      {"fstat", "newfstat"},
@@ -80,10 +93,12 @@ const std::map<std::string, int>& DirectNumbers(Arch arch) {
     std::map<Arch, std::map<std::string, int>> all;
     for (const ArchInfo& a : kArches) {
       std::map<std::string, int>& names = all[a.arch];
-      for (int nr = 0; nr < 1024; ++nr) {
-        if (char* n = seccomp_syscall_resolve_num_arch(a.token, nr)) {
-          names.emplace(n, nr);
-          free(n);
+      for (auto [first, last] : {std::pair{0, 1024}, std::pair{0xf0000, 0xf0100}}) {
+        for (int nr = first; nr < last; ++nr) {
+          if (char* n = seccomp_syscall_resolve_num_arch(a.token, nr)) {
+            names.emplace(n, nr);
+            free(n);
+          }
         }
       }
     }
@@ -95,6 +110,24 @@ const std::map<std::string, int>& DirectNumbers(Arch arch) {
 }  // namespace
 
 std::optional<int> SyscallNumber(Arch arch, std::string_view name) {
+  const KernelSyscall* begin = std::begin(kKernelSyscalls);
+  const KernelSyscall* end = std::end(kKernelSyscalls);
+  auto key = [](const KernelSyscall& k) { return std::pair{static_cast<int>(k.arch), k.name}; };
+  const std::pair<int, std::string_view> want{static_cast<int>(arch), name};
+  auto it = std::lower_bound(begin, end, want, [&](const KernelSyscall& k, const auto& w) {
+    const auto have = key(k);
+    return have.first != w.first ? have.first < w.first : std::string_view(have.second) < w.second;
+  });
+  if (it == end || it->arch != arch || it->name != name) return std::nullopt;
+  return it->nr;
+}
+
+bool LibseccompKnows(Arch arch, std::string_view name) {
+  std::string n(name);
+  return seccomp_syscall_resolve_name_arch(Info(arch).token, n.c_str()) != __NR_SCMP_ERROR;
+}
+
+std::optional<int> LibseccompNumber(Arch arch, std::string_view name) {
   std::string n(name);
   int nr = seccomp_syscall_resolve_name_arch(Info(arch).token, n.c_str());
   if (nr >= 0) return nr;
@@ -116,19 +149,7 @@ bool SyscallExistsAnywhere(std::string_view name) {
 const std::vector<std::string>& AllSyscallNames() {
   static const std::vector<std::string> names = [] {
     std::set<std::string> all;
-    // The ordinary numbers, and ARM's private ones (__ARM_NR_BASE 0xf0000:
-    // cacheflush, set_tls, ...), which groups name too.
-    for (const ArchInfo& a : kArches) {
-      for (auto [first, last] : {std::pair{0, 1024}, std::pair{0xf0000, 0xf0100}}) {
-        for (int nr = first; nr < last; ++nr) {
-          char* n = seccomp_syscall_resolve_num_arch(a.token, nr);
-          if (n) {
-            all.insert(n);
-            free(n);
-          }
-        }
-      }
-    }
+    for (const KernelSyscall& k : kKernelSyscalls) all.insert(k.name);
     return std::vector<std::string>(all.begin(), all.end());
   }();
   return names;

@@ -1,5 +1,5 @@
 // Facts about system calls the checker needs: architectures, names per
-// architecture (libseccomp's resolver), and every parameter's C type (a table
+// architecture (the kernel's own tables, facts/kernel/), and every parameter's C type (a table
 // generated from the kernel's tracefs formats, facts/syscall_signatures.inc).
 #pragma once
 
@@ -21,10 +21,21 @@ std::string_view ArchName(Arch arch);  // libseccomp's spelling: "x86_64", "x86"
 std::optional<Arch> ParseArch(std::string_view name);
 int ArchBits(Arch arch);  // 64 or 32: the width of `long` and pointers
 
-// The syscall's number on `arch`, or nullopt when it does not exist there.
+// The syscall's number on `arch`, or nullopt when it does not exist there,
+// from the kernel's own tables (facts/kernel/, facts/kernel_syscalls.inc).
+// Where x86 and s390x wire a socket or SysV IPC call directly as well as
+// through socketcall/ipc, this is the direct number (socket is 359 on x86).
 std::optional<int> SyscallNumber(Arch arch, std::string_view name);
+// libseccomp's own number for the name on `arch` (its resolver, and for the
+// calls it hides behind a multiplexer its number-to-name table), or
+// nullopt: for the tests that check the two tables agree.
+std::optional<int> LibseccompNumber(Arch arch, std::string_view name);
+// True when libseccomp resolves the name on `arch` (to a number or to a
+// pseudo-number of its own); a rule on any other name cannot be given to
+// libseccomp by name.
+bool LibseccompKnows(Arch arch, std::string_view name);
 bool SyscallExistsAnywhere(std::string_view name);
-// Every syscall name known on some architecture, sorted (for suggestions).
+// Every syscall name of some architecture's kernel table, sorted.
 const std::vector<std::string>& AllSyscallNames();
 
 enum class ParamKind { kScalar, kPointer, kUnknown };

@@ -183,7 +183,20 @@ class Builder {
     if (!syscalls_) return true;
     for (const auto& [name, regions] : *syscalls_) {
       if (std::find(added_.begin(), added_.end(), name) != added_.end()) continue;
-      const int nr = ApiNumber(name);
+      int nr = ApiNumber(name);
+      const bool by_number = !LibseccompKnows(arch_, name);
+      if (by_number) {
+        // Newer than libseccomp's table: it takes the kernel's number as
+        // is on the build host's own architecture, and refuses a raw
+        // number (EFAULT) on any other, where it cannot translate one.
+        const std::optional<int> kernel_nr = SyscallNumber(arch_, name);
+        if (!kernel_nr) continue;  // not a syscall of this architecture
+        if (AuditArch(arch_) != seccomp_arch_native()) {
+          if (!LeaveOut(name, regions)) return false;
+          continue;
+        }
+        nr = *kernel_nr;
+      }
       for (const ir::Region& r : regions) {
         const uint32_t action = RetValue(r.action);
         if (action == default_) continue;
@@ -197,6 +210,62 @@ class Builder {
       }
     }
     return true;
+  }
+
+  // How hard an action refuses: leaving a rule out gives its syscall the
+  // default, which is narrower only when the default refuses at least as
+  // hard as the rule.
+  static int Strictness(uint32_t action) {
+    switch (action & 0xffff0000U) {  // the action, without its data
+      case SCMP_ACT_ALLOW:
+        return 0;
+      case SCMP_ACT_LOG:
+        return 1;
+      case SCMP_ACT_NOTIFY:
+        return 2;
+      case SCMP_ACT_KILL_THREAD:
+        return 4;
+      case SCMP_ACT_KILL_PROCESS:
+        return 5;
+      default:  // errno, trap
+        return 3;
+    }
+  }
+
+  // A syscall libseccomp cannot emit on this (not the build host's)
+  // architecture. Leaving out its rules is narrower when each one permits
+  // more than the default (an allow under a kill default): that is a
+  // warning. A rule that refuses more than the default (a deny under an
+  // allow default) would be widened by its omission: that is an error.
+  bool LeaveOut(const std::string& name, const std::vector<ir::Region>& regions) {
+    const std::string where = "'" + name + "' on " + std::string(ArchName(arch_));
+    const ir::Region* first = nullptr;
+    for (const ir::Region& r : regions) {
+      const uint32_t action = RetValue(r.action);
+      if (action == default_) continue;
+      const Span span = r.rules.empty() ? rules_.default_span : r.rules.front();
+      if (Strictness(action) > Strictness(default_)) {
+        return Fail(span, "libseccomp " + LibVersion() + " does not know " + where +
+                              " and refuses its number there (only the build host's " +
+                              "architecture takes raw numbers); leaving the rule out " +
+                              "would give it the weaker default action");
+      }
+      if (!first) first = &r;
+    }
+    if (first) {
+      sink_.Warning(Code::kCannotExpress,
+                    first->rules.empty() ? rules_.default_span : first->rules.front(),
+                    "libseccomp " + LibVersion() + " does not know " + where +
+                        "; its rule is left out of that filter, so the default action " +
+                        "applies there (narrower)");
+    }
+    return true;
+  }
+
+  static std::string LibVersion() {
+    const scmp_version* v = seccomp_version();
+    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->micro);
   }
 
   // The stand-ins become the actions they stand for; the size is checked.

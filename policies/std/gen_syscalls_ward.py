@@ -5,9 +5,9 @@ Group membership is exactly what systemd's syscall-filter groups contain on
 this machine (including @default and @known, and nested `@group` members
 where systemd nests them), with two adjustments:
 
-  * member names that the installed libseccomp cannot resolve on ANY of the
-    architectures in ARCHES are dropped; they are listed in a comment above
-    the group that lost them;
+  * member names that no Ward architecture's kernel syscall table
+    (language/facts/kernel/, read through gen_kernel_syscalls.py) lists are
+    dropped; they are listed in a comment above the group that lost them;
   * Ward adds groups that systemd lacks (WARD_GROUPS, currently @io-uring).
 
 Groups appear in systemd's order, Ward's additions last.  Within a group,
@@ -16,11 +16,9 @@ nested `@group` references come first, then syscall names, each sorted.
 Usage:
     python3 policies/std/gen_syscalls_ward.py > policies/std/syscalls.ward
 
-Standard library only (libseccomp is called through ctypes).
+Standard library only.
 """
 
-import ctypes
-import ctypes.util
 import os
 import re
 import subprocess
@@ -29,10 +27,9 @@ import sys
 SCRIPT = "policies/std/gen_syscalls_ward.py"
 OUTPUT = "policies/std/syscalls.ward"
 
-# Architectures a name must be unknown on (all of them) to be dropped.
-ARCHES = ("x86_64", "x86", "x32", "aarch64", "arm", "riscv64", "ppc64le",
-          "s390x")
-NR_SCMP_ERROR = -1
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "language", "facts"))
+import gen_kernel_syscalls  # noqa: E402
 
 # Groups Ward defines in addition to systemd's: (name, description, members).
 WARD_GROUPS = (
@@ -114,38 +111,22 @@ def parse_syscall_filter(text):
     return [(n, " ".join(d), m) for n, d, m in groups]
 
 
-class Libseccomp:
-    def __init__(self):
-        path = ctypes.util.find_library("seccomp")
-        if path is None:
-            raise GenError("libseccomp not found")
-        lib = ctypes.CDLL(path)
-        lib.seccomp_arch_resolve_name.argtypes = [ctypes.c_char_p]
-        lib.seccomp_arch_resolve_name.restype = ctypes.c_uint32
-        lib.seccomp_syscall_resolve_name_arch.argtypes = [ctypes.c_uint32,
-                                                          ctypes.c_char_p]
-        lib.seccomp_syscall_resolve_name_arch.restype = ctypes.c_int
+class KernelTables:
+    """The names of the kernel syscall tables Ward's facts come from."""
 
-        class Version(ctypes.Structure):
-            _fields_ = [("major", ctypes.c_uint), ("minor", ctypes.c_uint),
-                        ("micro", ctypes.c_uint)]
-        lib.seccomp_version.argtypes = []
-        lib.seccomp_version.restype = ctypes.POINTER(Version)
-        v = lib.seccomp_version().contents
-        self.version = "%d.%d.%d" % (v.major, v.minor, v.micro)
-        self.lib = lib
-        self.tokens = []
-        for arch in ARCHES:
-            token = lib.seccomp_arch_resolve_name(arch.encode())
-            if token == 0:
-                raise GenError("libseccomp does not know architecture %s"
-                               % arch)
-            self.tokens.append(token)
+    def __init__(self):
+        try:
+            tables = gen_kernel_syscalls.tables()
+        except (gen_kernel_syscalls.GenError, OSError) as exc:
+            raise GenError("cannot read the kernel syscall tables: %s" % exc)
+        self.names = set()
+        for _, names in tables:
+            self.names.update(names)
+        self.arches = "x86_64, x86, aarch64, arm, riscv64, ppc64le, s390x"
 
     def knows(self, name):
-        """True if some architecture in ARCHES resolves the name."""
-        return any(self.lib.seccomp_syscall_resolve_name_arch(t, name.encode())
-                   != NR_SCMP_ERROR for t in self.tokens)
+        """True if some architecture's table lists the name."""
+        return name in self.names
 
 
 def member_key(member):
@@ -201,9 +182,9 @@ def render(groups, seccomp, major, full_version):
         "kept as an @group member. Members are sorted, @groups first."
         % major,
         "",
-        "Names that libseccomp %s cannot resolve on any of %s are dropped "
-        "and listed in a comment above their group."
-        % (seccomp.version, ", ".join(ARCHES)),
+        "Names that the kernel syscall tables of %s (language/facts/kernel/) "
+        "do not list are dropped and listed in a comment above their group."
+        % seccomp.arches,
         "",
         "Groups after @known are Ward additions that systemd lacks.",
     ]
@@ -223,8 +204,8 @@ def render(groups, seccomp, major, full_version):
             out.extend(comment(note))
         if dropped:
             out.extend(comment(
-                "Dropped (unknown to libseccomp %s on every checked "
-                "architecture): %s" % (seccomp.version, ", ".join(dropped)),
+                "Dropped (in no architecture's kernel syscall table): %s"
+                % ", ".join(dropped),
                 cont="//  "))
         out.extend(wrap("group %s = [" % name, members, "]"))
     return "\n".join(out) + "\n"
@@ -234,7 +215,7 @@ def build():
     major, full_version = systemd_version()
     systemd_groups = parse_syscall_filter(
         run(["systemd-analyze", "syscall-filter", "--no-pager"]))
-    seccomp = Libseccomp()
+    seccomp = KernelTables()
     group_names = {g[0] for g in systemd_groups}
 
     groups = []

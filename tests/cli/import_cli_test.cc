@@ -97,3 +97,45 @@ TEST_CASE("import: usage errors exit 2") {
   CHECK(name.err ==
         p + ": error: '9lives' is not a valid policy name\nward import: nothing written\n");
 }
+
+TEST_CASE(
+    "import: conditions Ward's IR cannot hold are refused at the entry, not an internal error") {
+  // The import fuzzer's W1043 finding (tests/fuzz/corpus_docker_seccomp/).
+  const std::string p =
+      std::string(WARD_SOURCE_DIR) + "/tests/fuzz/corpus_docker_seccomp/w1043-clone-regions.json";
+  const std::string out = ward::test::ScratchDir() + "/w1043.ward";
+  Run r = Ward("import --from docker-seccomp " + p + " -o " + out, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.err.find(p + "#/syscalls/3: error: the conditions on 'clone' split its arguments into "
+                       "more than 4096 regions on x86_64: Ward's IR cannot hold them (a seccomp "
+                       "filter has at most 4096 instructions), so this entry cannot be "
+                       "imported\nward import: nothing written\n") != std::string::npos);
+  CHECK(r.err.find("internal error") == std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(out));
+  // The positive control: moby's default profile imports and checks.
+  const std::string moby =
+      std::string(WARD_SOURCE_DIR) + "/tests/importers/testdata/upstream/moby-default.json";
+  const std::string ok = ward::test::ScratchDir() + "/moby.ward";
+  Run m = Ward("import --from docker-seccomp " + moby + " -o " + ok, kStd);
+  CHECK(m.status == 0);
+  CHECK(m.err.find("SCMP_ARCH_LOONGARCH64 is not imported") != std::string::npos);
+  Run check = Ward("check " + ok, kStd);
+  CHECK(check.status == 0);
+}
+
+TEST_CASE("import: --from spo-seccomp, and the hint for a SeccompProfile given as docker-seccomp") {
+  const std::string p =
+      std::string(WARD_SOURCE_DIR) + "/tests/importers/testdata/upstream/spo-baseprofile-runc.yaml";
+  const std::string out = ward::test::ScratchDir() + "/spo.ward";
+  Run r = Ward("import --from spo-seccomp " + p + " -o " + out, kStd);
+  CHECK(r.status == 0);
+  CHECK(r.err == p + ":5:9 #/metadata/name: warning: the policy for 'runc-v1.4.2' is named "
+                     "'runc-v1-4-2'\n");
+  CHECK(Slurp(out).find("policy runc-v1-4-2 {\n") != std::string::npos);
+  Run check = Ward("check " + out, kStd);
+  CHECK(check.status == 0);
+  Run wrong = Ward("import --from docker-seccomp " + p, kStd);
+  CHECK(wrong.status == 1);
+  CHECK(wrong.err.find(p + ": error: this is a security-profiles-operator SeccompProfile: use "
+                           "--from spo-seccomp\n") != std::string::npos);
+}

@@ -1612,4 +1612,65 @@ TEST_CASE("figures: lowering time", "[.][bench]") {
             << LowerMillis(single, 3) << " ms\n";
 }
 
+// Ward's numbers come from the kernel's own tables (language/facts/kernel/).
+// Cross-check with libseccomp 2.5.4: on every architecture, each name both
+// know has the same number in both, and the kernel's table has every name
+// libseccomp knows and more. No exceptions: libseccomp's pseudo-numbers
+// (the socket and IPC calls behind x86's socketcall and ipc) are compared
+// through its number-to-name table, which lists their direct numbers.
+TEST_CASE("syscall facts: the kernel's tables agree with libseccomp's and have more") {
+  std::set<std::string> newer_everywhere;
+  for (Arch a : AllArches()) {
+    INFO(ArchName(a));
+    std::set<int> libseccomp_numbers;
+    int both = 0, table_only = 0;
+    for (const std::string& name : AllSyscallNames()) {
+      const auto table = SyscallNumber(a, name);
+      const auto lib = LibseccompNumber(a, name);
+      INFO(name);
+      if (lib) {
+        ++both;
+        CHECK(table == lib);  // libseccomp knows no name the table lacks
+        libseccomp_numbers.insert(*lib);
+      } else if (table) {
+        ++table_only;
+        CHECK_FALSE(LibseccompKnows(a, name));
+      }
+    }
+    for (const std::string& name : AllSyscallNames()) {
+      if (SyscallNumber(a, name) && !LibseccompNumber(a, name)) {
+        CHECK_FALSE(libseccomp_numbers.count(*SyscallNumber(a, name)));  // a number of its own
+      }
+    }
+    CHECK(both > 300);
+    CHECK(table_only >= 15);  // statmount (457) to rseq_slice_yield (471) at least
+  }
+  // The ones the issue names, on the native architecture.
+  CHECK(SyscallNumber(Arch::kX86_64, "mseal") == 462);
+  CHECK(SyscallNumber(Arch::kX86_64, "listmount") == 458);
+  CHECK(SyscallNumber(Arch::kX86_64, "file_setattr") == 469);
+  CHECK(SyscallNumber(Arch::kX86_64, "uretprobe") == 335);
+  CHECK(SyscallNumber(Arch::kX86_64, "uprobe") == 336);
+  CHECK_FALSE(LibseccompKnows(Arch::kX86_64, "mseal"));
+  CHECK(SyscallNumber(Arch::kAarch64, "listmount") == 458);
+  CHECK(SyscallNumber(Arch::kRiscv64, "riscv_hwprobe") == 258);
+  CHECK(SyscallNumber(Arch::kArm, "cacheflush") == 0xf0002);  // ARM's private calls
+  CHECK_FALSE(SyscallNumber(Arch::kAarch64, "uretprobe"));   // x86_64's own
+  CHECK_FALSE(SyscallNumber(Arch::kX86_64, "listmount_x"));
+  CHECK_FALSE(SyscallExistsAnywhere("fchroot"));  // a branch's row, not mainline
+  CHECK(SyscallExistsAnywhere("removexattrat"));
+  // The positive control: old names keep their numbers.
+  CHECK(SyscallNumber(Arch::kX86_64, "getpid") == 39);
+  CHECK(SyscallNumber(Arch::kS390x, "socket") == 359);
+  // The abi filters: x32's numbers, oabi-only calls and 32-bit-only calls
+  // are not the 64-bit or EABI architectures' syscalls.
+  CHECK(SyscallNumber(Arch::kX86_64, "readv") == 19);
+  CHECK_FALSE(SyscallNumber(Arch::kArm, "socketcall"));
+  CHECK_FALSE(SyscallNumber(Arch::kPpc64le, "mmap2"));
+  CHECK(SyscallNumber(Arch::kPpc64le, "newfstatat") == 291);
+  CHECK_FALSE(SyscallNumber(Arch::kAarch64, "renameat2") == std::nullopt);
+  CHECK(SyscallNumber(Arch::kAarch64, "renameat") == 38);
+  CHECK_FALSE(SyscallNumber(Arch::kRiscv64, "renameat"));
+}
+
 }  // namespace ward::test

@@ -237,7 +237,9 @@ TEST_CASE("import: refusals name the place and the reason") {
        "error /syscalls/0/args/0/op: expected a string, found number\n"},
       {R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["read"],
            "action": "SCMP_ACT_ERRNO", "includes": {"minKernel": "four"}}]})",
-       "error /syscalls/0/includes/minKernel: invalid kernel version 'four'\n"},
+       "error /syscalls/0/includes/minKernel: invalid kernel version 'four', expected "
+       "\"<kernel>.<major>\": not two numbers separated by one dot; Docker refuses the "
+       "profile\n"},
       {R"({"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["openat"],
            "action": "SCMP_ACT_ERRNO", "args": [{"index": 1, "value": 0, "op": "SCMP_CMP_EQ"}]}]})",
        "error /syscalls/0/args/0: argument 1 of 'openat' (const char *) is a pointer; Ward "

@@ -567,4 +567,39 @@ TEST_CASE("ward run's guard: netlink protocols and the interface ioctls, granted
   }
 }
 
+// mseal is past libseccomp 2.5.4's table. On the build host's architecture
+// the filter carries the kernel's number; on another one libseccomp refuses
+// a raw number, so an allow is left out (narrower, a warning) and a deny
+// that the default would widen is an error naming the syscall and the arch.
+TEST_CASE("a syscall libseccomp does not know: by number natively, fail-closed elsewhere") {
+  constexpr uint32_t kMseal = 462, kX86Mseal = 462;
+  auto native = CompileSeccomp("policy p { syscalls { default errno EACCES \n allow mseal } }");
+  CHECK(native->Diagnostics().empty());
+  CHECK(Run(*native, kMseal) == kAllow);
+  CHECK(Run(*native, kGetppid) == Errno(EACCES));  // the positive control
+
+  auto narrower = CompileWith(backend::SeccompBackend(),
+                              "policy p { syscalls { arch x86_64, x86 \n default errno EACCES \n"
+                              " allow mseal \n allow getpid } }");
+  REQUIRE(narrower->result.ok);
+  CHECK_THAT(narrower->Diagnostics(),
+             Catch::Contains("warning[B3002]: libseccomp 2.5.4 does not know 'mseal' on x86; its "
+                             "rule is left out of that filter"));
+  CHECK(Run(*narrower, kMseal) == kAllow);
+  CHECK(Run(*narrower, kX86Mseal, {}, Arch::kX86) == Errno(EACCES));
+  CHECK(Run(*narrower, 20, {}, Arch::kX86) == kAllow);  // x86 getpid still allowed
+
+  auto wider = CompileWith(backend::SeccompBackend(),
+                           "policy p { syscalls { arch x86_64, x86 \n default allow \n"
+                           " errno EPERM mseal } }");
+  CHECK_FALSE(wider->result.ok);
+  CHECK(wider->result.artifacts.empty());
+  CHECK_THAT(wider->Diagnostics(),
+             Catch::Contains("error[B3002]: libseccomp 2.5.4 does not know 'mseal' on x86 and "
+                             "refuses its number there"));
+  // The same deny for x86_64 alone compiles.
+  auto alone = CompileSeccomp("policy p { syscalls { default allow \n errno EPERM mseal } }");
+  CHECK(Run(*alone, kMseal) == Errno(EPERM));
+}
+
 }  // namespace ward::test

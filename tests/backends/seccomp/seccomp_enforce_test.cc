@@ -594,3 +594,29 @@ TEST_CASE("cbpf: programs the interpreter refuses, the kernel refuses", "[root]"
 }
 
 }  // namespace ward::test
+
+// ---- syscalls newer than libseccomp's table --------------------------------------
+
+// mseal (462, Linux 6.10) is past libseccomp 2.5.4's table: the filter
+// carries the kernel's number, given to libseccomp raw on this (native)
+// architecture.
+TEST_CASE("a syscall libseccomp does not know is allowed or refused by its number", "[root]") {
+  constexpr long kMseal = 462;
+  const Args bad_flags = {0, 0, 1, 0, 0, 0};  // flags mseal does not know
+  // The positive control: this kernel has mseal, and refuses the flags.
+  CHECK_CALL(Unfiltered(kMseal, bad_flags), Failed(EINVAL));
+
+  Policy allowed(
+      "policy p { syscalls { default errno EACCES \n allow exit_group \n allow mseal \n"
+      " allow getpid } }");
+  CHECK(allowed.Interpret(kMseal) == kAllow);
+  CHECK_CALL(allowed.Call(kMseal, bad_flags), Failed(EINVAL));  // the kernel's own answer
+  CHECK_CALL(allowed.Call(SYS_getpid), ret > 0);
+  CHECK_CALL(allowed.Call(SYS_getppid), Failed(EACCES));
+
+  Policy denied("policy p { syscalls { default allow \n errno EPERM mseal } }");
+  CHECK(denied.Interpret(kMseal) == Errno(EPERM));
+  CHECK_CALL(denied.Call(kMseal, bad_flags), Failed(EPERM));
+  CHECK_CALL(denied.Call(SYS_getpid), ret > 0);
+  CHECK_CALL(denied.Call(SYS_getppid), Returned(getpid()));
+}
