@@ -71,7 +71,7 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
   if (!SyscallExistsAnywhere(t.name)) {
     std::string close = sink_.full() ? "" : ClosestMatch(t.name, AllSyscallNames());
     sink_.Error(Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
-                close.empty() ? "libseccomp 2.5.4 knows syscalls numbered up to 456"
+                close.empty() ? "no architecture's kernel syscall table lists it"
                               : "did you mean '" + close + "'?");
     return;
   }

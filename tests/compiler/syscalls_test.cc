@@ -1655,7 +1655,7 @@ TEST_CASE("syscall facts: the kernel's tables agree with libseccomp's and have m
   CHECK(SyscallNumber(Arch::kAarch64, "listmount") == 458);
   CHECK(SyscallNumber(Arch::kRiscv64, "riscv_hwprobe") == 258);
   CHECK(SyscallNumber(Arch::kArm, "cacheflush") == 0xf0002);  // ARM's private calls
-  CHECK_FALSE(SyscallNumber(Arch::kAarch64, "uretprobe"));   // x86_64's own
+  CHECK_FALSE(SyscallNumber(Arch::kAarch64, "uretprobe"));    // x86_64's own
   CHECK_FALSE(SyscallNumber(Arch::kX86_64, "listmount_x"));
   CHECK_FALSE(SyscallExistsAnywhere("fchroot"));  // a branch's row, not mainline
   CHECK(SyscallExistsAnywhere("removexattrat"));

@@ -593,8 +593,6 @@ TEST_CASE("cbpf: programs the interpreter refuses, the kernel refuses", "[root]"
   CHECK(error == "seccomp: not a BPF program of 1 to 4096 instructions (7 bytes)");
 }
 
-}  // namespace ward::test
-
 // ---- syscalls newer than libseccomp's table --------------------------------------
 
 // mseal (462, Linux 6.10) is past libseccomp 2.5.4's table: the filter
@@ -620,3 +618,5 @@ TEST_CASE("a syscall libseccomp does not know is allowed or refused by its numbe
   CHECK_CALL(denied.Call(SYS_getpid), ret > 0);
   CHECK_CALL(denied.Call(SYS_getppid), Returned(getpid()));
 }
+
+}  // namespace ward::test
