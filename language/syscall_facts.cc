@@ -127,6 +127,15 @@ bool LibseccompKnows(Arch arch, std::string_view name) {
   return seccomp_syscall_resolve_name_arch(Info(arch).token, n.c_str()) != __NR_SCMP_ERROR;
 }
 
+const std::string& LibseccompVersion() {
+  static const std::string version = [] {
+    const scmp_version* v = seccomp_version();
+    return std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
+           std::to_string(v->micro);
+  }();
+  return version;
+}
+
 std::optional<int> LibseccompNumber(Arch arch, std::string_view name) {
   std::string n(name);
   int nr = seccomp_syscall_resolve_name_arch(Info(arch).token, n.c_str());

@@ -34,6 +34,8 @@ std::optional<int> LibseccompNumber(Arch arch, std::string_view name);
 // pseudo-number of its own); a rule on any other name cannot be given to
 // libseccomp by name.
 bool LibseccompKnows(Arch arch, std::string_view name);
+// The version of the libseccomp this process runs with, "2.5.4".
+const std::string& LibseccompVersion();
 bool SyscallExistsAnywhere(std::string_view name);
 // Every syscall name of some architecture's kernel table, sorted.
 const std::vector<std::string>& AllSyscallNames();

@@ -53,6 +53,28 @@ Span SpanOf(const std::vector<const ir::Region*>& regions, const ir::SyscallRule
   return rules.default_span;
 }
 
+// How hard an action refuses. A rule a runtime leaves out gives its
+// syscall the default, which widens the policy when the rule refused
+// harder than the default does.
+int Strictness(SysAction::Kind kind) {
+  switch (kind) {
+    case SysAction::Kind::kAllow:
+      return 0;
+    case SysAction::Kind::kLog:
+      return 1;
+    case SysAction::Kind::kNotify:
+      return 2;
+    case SysAction::Kind::kErrno:
+    case SysAction::Kind::kTrap:
+      return 3;
+    case SysAction::Kind::kKillThread:
+      return 4;
+    case SysAction::Kind::kKill:
+      return 5;
+  }
+  return 5;
+}
+
 ordered_json Action(const SysAction& action) {
   ordered_json j;
   j["action"] = OciActionName(action.kind);
@@ -104,6 +126,7 @@ class ProfileBuilder {
         return false;
       }
     }
+    WarnIfRuntimeSkips(name, first);
     for (const ir::Region* r : first) {
       if (!CheckNotify(name, *r)) return false;
       EntryKey key{r->action.kind, r->action.errno_value, {}};
@@ -111,6 +134,34 @@ class ProfileBuilder {
       entries_[key].insert(name);
     }
     return true;
+  }
+
+  // runc and crun resolve names with the libseccomp they were built with
+  // and skip, with no error, a name it does not know. A syscall newer than
+  // this host's libseccomp (mseal, listmount, ...) then falls to the
+  // default in their filter: harmless for a rule narrower than the default,
+  // a widening for one that refuses harder. The profile has no way to give
+  // a number instead, so this is a warning, not a refusal: the profile is
+  // right for a runtime whose libseccomp knows the name.
+  void WarnIfRuntimeSkips(const std::string& name, const std::vector<const ir::Region*>& regions) {
+    bool unknown = false;
+    for (Arch arch : rules_.arches) {
+      if (SyscallNumber(arch, name) && !LibseccompKnows(arch, name)) unknown = true;
+    }
+    if (!unknown) return;
+    const int floor = Strictness(rules_.default_action.kind);
+    for (const ir::Region* r : regions) {
+      if (Strictness(r->action.kind) <= floor) continue;
+      sink_.Warning(Code::kCannotExpress, r->rules.empty() ? rules_.default_span : r->rules.front(),
+                    "'" + name + "' is newer than this host's libseccomp (" +
+                        std::string(LibseccompVersion()) +
+                        "): an OCI runtime linked with it (runc, crun) skips the name without "
+                        "an error, and the call gets the default action '" +
+                        std::string(OciActionName(rules_.default_action.kind)) + "'",
+                    "run the profile with a runtime whose libseccomp knows '" + name +
+                        "', or use `ward run` / -t seccomp, which filter it by number");
+      return;
+    }
   }
 
   bool CheckNotify(const std::string& name, const ir::Region& r) {

@@ -310,6 +310,29 @@ TEST_CASE("oci: a syscall missing on one architecture is no conflict") {
   CHECK(p["syscalls"][0]["names"] == json::array({"open", "openat"}));
 }
 
+TEST_CASE("oci: a deny of a syscall newer than libseccomp is a warning; an allow is not") {
+  // mseal (462 on x86_64) is past libseccomp 2.5.4's table: runc and crun
+  // linked with it skip the name (oci_runtime_test shows it).
+  REQUIRE_FALSE(LibseccompKnows(Arch::kX86_64, "mseal"));
+  const std::string warning = "'mseal' is newer than this host's libseccomp (" +
+                              LibseccompVersion() +
+                              "): an OCI runtime linked with it (runc, crun) skips the name";
+  auto deny = Oci("policy p { syscalls {\n  default allow\n  errno EPERM mseal\n} }");
+  REQUIRE(deny->result.ok);
+  CHECK(deny->Diagnostics().find("test.ward:3:3: warning[B3002]: " + warning) !=
+        std::string::npos);
+  CHECK(json::parse(deny->Artifact(".seccomp.json"))["syscalls"][0]["names"] ==
+        json::array({"mseal"}));
+  // Positive controls: an allow under a refusing default (a skipped name is
+  // narrower), and a deny of a name libseccomp knows.
+  auto allow = Oci("policy p { syscalls {\n  default errno EPERM\n  allow mseal\n} }");
+  REQUIRE(allow->result.ok);
+  CHECK(allow->Diagnostics().find("newer than") == std::string::npos);
+  auto known = Oci("policy p { syscalls {\n  default allow\n  errno EPERM mkdir\n} }");
+  REQUIRE(known->result.ok);
+  CHECK(known->Diagnostics().find("newer than") == std::string::npos);
+}
+
 TEST_CASE("oci: the runtime fragment") {
   SECTION("absent sections: the strictest reading") {
     auto c = Oci("policy p {}");
