@@ -2,6 +2,7 @@
 // the chosen backends plus manifest.json saying which target enforces each
 // IR section. Fails closed: any error, and nothing is written.
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -77,6 +78,35 @@ bool ResolveTargets(const std::string& spec, std::vector<const backend::Backend*
   return true;
 }
 
+// B3004: the policy writes no syscall rules (strictly, every syscall is
+// killed), and a chosen target installs that filter: the workload would die
+// at its first syscall. A warning, since the meaning is the language's.
+void WarnKillsEverySyscall(LoadedPolicy& loaded,
+                           const std::vector<const backend::Backend*>& chosen) {
+  if (!ir::KillsEverySyscall(loaded.ir.syscalls)) return;
+  std::string filtering;
+  for (const backend::Backend* b : chosen) {
+    const std::vector<backend::Section> covers = b->covers();
+    if (std::find(covers.begin(), covers.end(), backend::Section::kSyscalls) == covers.end()) {
+      continue;
+    }
+    filtering += (filtering.empty() ? "" : ", ") + std::string(b->name());
+  }
+  if (filtering.empty()) return;
+  Span where;
+  std::string error;
+  for (const ast::Policy* p : ir::SelectPolicies(loaded.program, loaded.ir.name, &error)) {
+    where = p->name.span;
+  }
+  loaded.sink.Warning(Code::kKillsEverySyscall, where,
+                      "policy '" + loaded.ir.name +
+                          "' has no syscalls section: every syscall would be killed (by the "
+                          "filter of " +
+                          filtering + ")",
+                      "extend linux-base (`policy " + loaded.ir.name +
+                          " extends linux-base`), or write a syscalls section");
+}
+
 int RunCompile(const CompileFlags& flags) {
   if (flags.targets == "help") {
     PrintTargets();
@@ -103,6 +133,7 @@ int RunCompile(const CompileFlags& flags) {
   if (!loaded) return exit_code;
 
   DiagnosticSink& sink = loaded->sink;
+  WarnKillsEverySyscall(*loaded, chosen);
   backend::Bundle bundle;
   const bool compiled =
       backend::CompileBundle(loaded->ir, loaded->sources, chosen, profile, options, sink, &bundle);

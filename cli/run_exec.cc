@@ -17,6 +17,19 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
         const std::function<void(const enforce::RunPlan&)>& prepared) {
+  if (ir::KillsEverySyscall(ir.syscalls)) {
+    // Strictly meant, and fatal: the command would die (SIGSYS, exit 159) at
+    // its first syscall without a word.
+    if (!sink.diagnostics().empty()) {
+      OutputFlags text = flags.output;
+      text.format = "text";
+      PrintDiagnostics(sources, sink, text);
+    }
+    std::cerr << "ward run: policy " << ir.name
+              << " has no syscalls section: every syscall would be killed; extend linux-base; "
+                 "the command was not started\n";
+    return enforce::kRunSetupFailed;
+  }
   enforce::RunOptions options;
   options.home = flags.home;
   options.dns = flags.dns;

@@ -866,4 +866,16 @@ SyscallRules LowerSyscalls(const Program& program, const std::vector<const ast::
   return out;
 }
 
+bool KillsEverySyscall(const SyscallRules& rules) {
+  if (rules.default_action.kind != SysAction::Kind::kKill) return false;
+  for (const auto& [arch, per_name] : rules.syscalls) {
+    for (const auto& [name, regions] : per_name) {
+      for (const Region& r : regions) {
+        if (r.action.kind != SysAction::Kind::kKill) return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace ward::ir

@@ -179,4 +179,11 @@ inline constexpr size_t kMaxConflicts = 100;
 SyscallRules LowerSyscalls(const Program& program, const std::vector<const ast::Policy*>& sources,
                            std::vector<Conflict>* conflicts);
 
+// True when the rules kill every syscall on every architecture: the default
+// is kill and no rule gives a syscall another action. That is what a policy
+// without a syscalls section (in it and in its bases) means, and no workload
+// survives it: `ward compile` warns (B3004), `ward run` refuses, `ward lint`
+// warns. Read from the IR alone, so a run from the cache decides the same.
+bool KillsEverySyscall(const SyscallRules& rules);
+
 }  // namespace ward::ir

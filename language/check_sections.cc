@@ -34,9 +34,32 @@ void Checker::CheckFilesystem(ast::FilesystemSection& section) {
         continue;
       }
       std::string path;
-      if (NormalisePath(atom, &path)) rule.paths.push_back({atom.kind, path, atom.span});
+      if (!NormalisePath(atom, &path)) continue;
+      WarnLiteralGlob(atom);
+      rule.paths.push_back({atom.kind, path, atom.span});
     }
   }
+}
+
+// `?`, `[` and `{` are glob syntax in shells, gitignore and srt, and
+// ordinary file-name characters here: `deny read "/w/file?.txt"` denies one
+// file with a `?` in its name, which is rarely what was meant.
+void Checker::WarnLiteralGlob(const ast::Atom& atom) {
+  const size_t at = atom.text.find_first_of("?[{");
+  if (at == std::string::npos) return;
+  const char c = atom.text[at];
+  std::string hint = "`?`, `[` and `{` are literal in `ward 1` (only `*` and `**` are globs); ";
+  if (c == '?') {
+    hint += "for any characters within a component write `*`";
+  } else if (c == '[') {
+    hint += "for a set of characters write `*`, or one path per character";
+  } else {
+    hint += "for alternatives write one path each";
+  }
+  sink_.Warning(
+      Code::kLiteralGlob, atom.span,
+      "path \"" + atom.text + "\" contains '" + std::string(1, c) + "', which matches only itself",
+      hint);
 }
 
 // Paths are absolute or start with `~`; `..`, `.` and `~user` are refused;

@@ -29,6 +29,7 @@ void Checker::CheckSyscalls(ast::SyscallsSection& section, const std::vector<Arc
     for (const ast::SysTarget& t : rule.targets) CheckTarget(t, arches);
     for (ast::Condition& c : rule.conditions) CheckCondition(c, rule, arches);
   }
+  NotePartialArches(section);
 }
 
 void Checker::CheckAction(ast::SysAction& action) {
@@ -53,7 +54,9 @@ void Checker::CheckAction(ast::SysAction& action) {
       close.empty() ? "write a name such as EPERM, or a number" : "did you mean '" + close + "'?");
 }
 
-// `arches` empty: only check that the name exists somewhere.
+// `arches` empty: only check that the name exists somewhere. A name missing
+// on every one of `arches` is W1011; on some only, it waits in
+// partial_arch_ for the policy's note.
 void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arches) {
   if (t.is_group) {
     if (!groups_.count(t.name) && !incomplete_) {
@@ -76,15 +79,45 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
     return;
   }
   std::string missing;
+  size_t lacking = 0;
   for (Arch a : arches) {
-    if (!SyscallNumber(a, t.name))
+    if (!SyscallNumber(a, t.name)) {
       missing += (missing.empty() ? "" : ", ") + std::string(ArchName(a));
+      ++lacking;
+    }
   }
-  if (!missing.empty()) {
-    sink_.Warning(Code::kSyscallNotOnArch, t.span,
-                  "syscall '" + t.name + "' does not exist on " + missing,
-                  "the rule has no effect there");
+  if (lacking == 0) return;
+  if (lacking < arches.size()) {
+    // Normal in a profile for several architectures (x86's _llseek, arm's
+    // set_tls): one note per policy lists them (CheckSyscalls).
+    partial_arch_.emplace(t.name, missing);
+    return;
   }
+  sink_.Warning(Code::kSyscallNotOnArch, t.span,
+                "syscall '" + t.name + "' does not exist on " + missing,
+                "the rule has no effect there");
+}
+
+void Checker::NotePartialArches(const ast::SyscallsSection& section) {
+  if (partial_arch_.empty()) return;
+  // Names grouped by the architectures they lack, each list in name order.
+  std::map<std::string, std::string> by_missing;
+  for (const auto& [name, missing] : partial_arch_) {
+    std::string& names = by_missing[missing];
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  std::string lists;
+  for (const auto& [missing, names] : by_missing) {
+    lists += (lists.empty() ? "" : "; ") + std::string("not on ") + missing + ": " + names;
+  }
+  const size_t n = partial_arch_.size();
+  sink_.Note(
+      Code::kSyscallNotOnArch, section.span,
+      std::to_string(n) + (n == 1 ? " syscall named here exists" : " syscalls named here exist") +
+          " on some of the policy's architectures only; " +
+          (n == 1 ? "its rule applies where it exists" : "their rules apply where they exist"),
+      lists);
+  partial_arch_.clear();
 }
 
 void Checker::CheckCondition(ast::Condition& cond, const ast::SysRule& rule,

@@ -52,6 +52,7 @@ class Checker {
   void ReportEmpty(Span span, const char* what);
   void CheckFilesystem(ast::FilesystemSection& section);
   bool NormalisePath(const ast::Atom& atom, std::string* out);
+  void WarnLiteralGlob(const ast::Atom& atom);
   void CheckNetwork(ast::NetworkSection& section);
   void CheckUnixRule(ast::NetRule& rule);
   void CheckNetlinkRule(ast::NetRule& rule);
@@ -66,6 +67,7 @@ class Checker {
   void CheckSyscalls(ast::SyscallsSection& section, const std::vector<Arch>& arches);
   void CheckAction(ast::SysAction& action);
   void CheckTarget(const ast::SysTarget& target, const std::vector<Arch>& arches);
+  void NotePartialArches(const ast::SyscallsSection& section);
   void CheckCondition(ast::Condition& cond, const ast::SysRule& rule,
                       const std::vector<Arch>& arches);
   bool EvaluateExpr(ast::Expr& expr, Arch arch);
@@ -91,6 +93,9 @@ class Checker {
   bool incomplete_ = false;
   // Values copied by let substitution so far, bounded by kMaxLetCopies.
   size_t let_copies_ = 0;
+  // Syscalls of the section being checked that exist on some of its
+  // architectures only: name -> the architectures they lack.
+  std::map<std::string, std::string> partial_arch_;
   // ArchSource's answers: policy -> the policy whose `arch` applies (or null).
   std::map<const ast::Policy*, const ast::Policy*> arch_source_;
 };

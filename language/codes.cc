@@ -38,8 +38,9 @@ constexpr std::array<CodeInfo, static_cast<size_t>(Code::kCount)> kCodes = {{
     {"W1039", "invalid-env-name"},    {"W1040", "invalid-user"},
     {"W1041", "split-argument"},      {"W1042", "empty-list"},
     {"W1043", "syscall-conflict"},    {"W1044", "arg-order-differs"},
-    {"W1045", "unknown-netlink"},     {"B3001", "unenforced-section"},
-    {"B3002", "cannot-express"},      {"B3003", "bypass-reopened"},
+    {"W1045", "unknown-netlink"},     {"W1046", "literal-glob"},
+    {"B3001", "unenforced-section"},  {"B3002", "cannot-express"},
+    {"B3003", "bypass-reopened"},     {"B3004", "kills-every-syscall"},
 }};
 
 }  // namespace

@@ -66,10 +66,12 @@ enum class Code {
   kSyscallConflict,    // W1043 (found while lowering to the IR)
   kArgOrderDiffers,    // W1044
   kUnknownNetlink,     // W1045
+  kLiteralGlob,        // W1046 (a warning: `?`, `[` or `{` in a path)
   // B3xxx: a backend cannot compile the policy as asked.
   kUnenforcedSection,  // B3001 (a section no chosen target enforces)
   kCannotExpress,      // B3002 (the target cannot express a rule exactly)
   kBypassReopened,     // B3003 (the policy re-opens a closed bypass class)
+  kKillsEverySyscall,  // B3004 (a warning: no syscall rules, for a target that filters syscalls)
   kCount,
 };
 

@@ -132,7 +132,7 @@ std::string RenderTextOne(const SourceManager& sources, const Diagnostic& d,
 std::string RenderText(const SourceManager& sources, const DiagnosticSink& sink,
                        const RenderOptions& options) {
   TextRenderer r(sources, options);
-  for (const Diagnostic& d : sink.diagnostics()) r.Render(d);
+  for (const Diagnostic& d : sink.Shown()) r.Render(d);
   return r.Take();
 }
 

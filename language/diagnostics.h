@@ -34,22 +34,32 @@ class DiagnosticSink {
 
   explicit DiagnosticSink(size_t limit = kDefaultLimit) : limit_(limit) {}
 
-  // Records a diagnostic. Past the limit, one W0010 note is recorded and the
-  // rest are counted but dropped.
+  // Records a diagnostic. Every one is kept (JSON and SARIF list them all);
+  // only the text rendering is capped (Shown).
   void Report(Diagnostic d);
   void Error(Code code, Span span, std::string message, std::string hint = {});
   void Warning(Code code, Span span, std::string message, std::string hint = {});
-  // Adds a secondary span to the most recent diagnostic (ignored when that
-  // diagnostic was dropped or already has kMaxRelated).
+  void Note(Code code, Span span, std::string message, std::string hint = {});
+  // Adds a secondary span to the most recent diagnostic (ignored when it
+  // already has kMaxRelated).
   void AddRelated(Span span, std::string message);
 
+  // Every diagnostic recorded, in report order (location order after
+  // SortByLocation), without a cap note.
   const std::vector<Diagnostic>& diagnostics() const { return diagnostics_; }
+  // What the text rendering shows: at most `limit` of diagnostics(), chosen
+  // by rank (errors, then security warnings: B3xxx, then the rest) and in
+  // order within a rank, listed in diagnostics() order; then, when some were
+  // left out, one W0010 note counting them per code ("dropped 12 W1011, 3
+  // W1020").
+  std::vector<Diagnostic> Shown() const;
   size_t error_count() const { return errors_; }
   size_t warning_count() const { return warnings_; }
   bool has_errors() const { return errors_ > 0; }
-  // True once the limit is reached and later diagnostics are dropped: work
-  // that only serves a message (a "did you mean" search) can be skipped.
-  bool full() const { return diagnostics_.size() >= limit_; }
+  // True once `limit` errors are recorded: nothing reported later can be
+  // shown as text, so work that only serves a message (a "did you mean"
+  // search) can be skipped.
+  bool full() const { return errors_ >= limit_; }
   // Orders diagnostics by file, then position, keeping report order on ties.
   void SortByLocation();
 
@@ -57,7 +67,6 @@ class DiagnosticSink {
   size_t limit_;
   size_t errors_ = 0;
   size_t warnings_ = 0;
-  bool last_dropped_ = false;
   std::vector<Diagnostic> diagnostics_;
 };
 
@@ -65,13 +74,15 @@ struct RenderOptions {
   bool color = false;
 };
 
-// Text rendering, as `file:line:col: error[W1003]: message`, the source line,
-// a `^~~~` under the span, the secondary spans the same way, then the hint.
+// Text rendering of sink.Shown(), as `file:line:col: error[W1003]: message`,
+// the source line, a `^~~~` under the span, the secondary spans the same
+// way, then the hint.
 std::string RenderText(const SourceManager& sources, const DiagnosticSink& sink,
                        const RenderOptions& options);
 std::string RenderTextOne(const SourceManager& sources, const Diagnostic& d,
                           const RenderOptions& options);
-// Stable JSON (documented in language/README.md), versioned.
+// Stable JSON (documented in language/README.md), versioned: every
+// diagnostic, never capped.
 std::string RenderJson(const SourceManager& sources, const DiagnosticSink& sink);
 
 }  // namespace ward

@@ -10,9 +10,17 @@ FileId SourceManager::Add(std::string display_path, std::string real_path, std::
   f.real_path = std::move(real_path);
   f.text = std::move(text);
   f.line_starts.push_back(0);
+  uint32_t column = 1;
   for (uint32_t i = 0; i < f.text.size(); ++i) {
-    if (f.text[i] == '\n') f.line_starts.push_back(i + 1);
+    if (i % kColumnStride == 0) f.column_marks.push_back(column);
+    if (f.text[i] == '\n') {
+      f.line_starts.push_back(i + 1);
+      column = 1;
+    } else if ((static_cast<unsigned char>(f.text[i]) & 0xC0) != 0x80) {
+      ++column;
+    }
   }
+  if (f.text.size() % kColumnStride == 0) f.column_marks.push_back(column);  // for the end
   files_.push_back(std::move(f));
   return static_cast<FileId>(files_.size() - 1);
 }
@@ -32,7 +40,12 @@ Location SourceManager::LocationOf(FileId id, uint32_t offset) const {
   auto it = std::upper_bound(f.line_starts.begin(), f.line_starts.end(), offset);
   uint32_t line = static_cast<uint32_t>(it - f.line_starts.begin());
   uint32_t column = 1;
-  for (uint32_t i = f.line_starts[line - 1]; i < offset; ++i) {
+  uint32_t from = f.line_starts[line - 1];
+  if (offset - from >= kColumnStride) {
+    from = offset / kColumnStride * kColumnStride;  // within the line
+    column = f.column_marks[from / kColumnStride];
+  }
+  for (uint32_t i = from; i < offset; ++i) {
     // Count characters, not bytes: skip UTF-8 continuation bytes.
     if ((static_cast<unsigned char>(f.text[i]) & 0xC0) != 0x80) ++column;
   }

@@ -31,7 +31,13 @@ struct SourceFile {
   std::string real_path;     // canonical, for de-duplicating imports
   std::string text;
   std::vector<uint32_t> line_starts;  // byte offset of every line
+  // The column at byte offset k * kColumnStride, for every k: LocationOf
+  // then scans at most kColumnStride bytes, however long the line (JSON
+  // lists every diagnostic, and thousands may sit on one line).
+  std::vector<uint32_t> column_marks;
 };
+
+inline constexpr uint32_t kColumnStride = 4096;
 
 class SourceManager {
  public:

@@ -49,6 +49,11 @@ const std::vector<RuleInfo>& AllRules() {
        "the rule decides no call on any architecture: more restrictive rules or direct rules "
        "take every call it names",
        "remove it, or fix the rule that takes its calls"},
+      {"L2109", "no-syscall-rules", kSys, kW,
+       "without a syscalls section every syscall is killed: under ward run, seccomp, oci or "
+       "kubernetes the workload dies at its first syscall",
+       "extend linux-base (`import \"std/linux.ward\"`, `policy NAME extends linux-base`); a "
+       "policy only for `ward apply` (network, filesystem) may ignore this"},
       {"L2201", "domains-without-dns", kNet, kW,
        "domain rules never imply DNS: without DNS egress no name resolves",
        "allow the resolver: `allow udp to loopback port 53` (a local stub) or its address"},

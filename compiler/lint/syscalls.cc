@@ -67,6 +67,20 @@ void ArchNotPinned(const PolicyContext& ctx, Findings& out) {
               "on any other architecture");
 }
 
+// L2109: no syscall rules, so the strict reading kills every syscall. A
+// warning, not an error: `ward apply` of a network-only policy installs no
+// syscall filter.
+void NoSyscallRules(const PolicyContext& ctx, Findings& out) {
+  if (!ir::KillsEverySyscall(ctx.ir.syscalls)) return;
+  const std::string& name = ctx.policy.name.text;
+  Finding& f = out.Add("L2109", ctx.policy.name.span,
+                       "policy '" + name +
+                           "' has no syscalls section: every syscall would be killed; extend "
+                           "linux-base");
+  f.hint = "`import \"std/linux.ward\"` and `policy " + name +
+           " extends linux-base`; a policy only for `ward apply` installs no syscall filter";
+}
+
 // L2103: io_uring can be set up or entered.
 void IoUringReachable(const PolicyContext& ctx, Findings& out) {
   for (const char* name : {"io_uring_setup", "io_uring_enter", "io_uring_register"}) {
@@ -278,6 +292,7 @@ void RuleNeverDecides(const PolicyContext& ctx, Findings& out) {
 void LintSyscalls(const PolicyContext& ctx, Findings& out) {
   DefaultAllow(ctx, out);
   ArchNotPinned(ctx, out);
+  NoSyscallRules(ctx, out);
   IoUringReachable(ctx, out);
   Clone3Unfiltered(ctx, out);
   MultiplexerUnfiltered(ctx, out);

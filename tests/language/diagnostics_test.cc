@@ -171,19 +171,70 @@ TEST_CASE("W0010 too-many-errors: after 50 diagnostics, one note and no more", "
   source += "  }\n}\n";
   auto r = CheckSource(source);
 
-  const auto& shown = r->sink.diagnostics();
+  const std::vector<Diagnostic> shown = r->sink.Shown();
   REQUIRE(shown.size() == 51u);
   for (size_t i = 0; i < 50; ++i) CHECK(shown[i].code == Code::kUndefinedName);
-  CHECK(r->sink.error_count() == 60u);  // the dropped ones still count
+  CHECK(r->sink.error_count() == 60u);
+  // Every one is kept for JSON; only the text is capped.
+  CHECK(r->sink.diagnostics().size() == 60u);
   // The 50th shown is n50, on line 52; the note has no location.
   CHECK_THAT(r->text, Catch::EndsWith(R"(
 test.ward:52:16: error[W1006]: undefined name 'n50'
  52 |     allow read n50
     |                ^~~
    = hint: paths are strings: write "/n50", or define a let
-note[W0010]: too many diagnostics; the rest are not shown
+note[W0010]: too many diagnostics; 10 not shown (dropped 10 W1006)
+  = hint: errors are shown first, then security warnings (B3xxx); JSON output lists every one
 )"));
   CHECK(r->text.find("'n51'") == std::string::npos);
+  CHECK(r->json.find("'n60'") != std::string::npos);
+}
+
+TEST_CASE("W0010: the cap keeps errors, then security warnings, then the rest, in order",
+          "[diagnostics]") {
+  // 55 W1011 warnings, 3 W1020, a B3003 warning and an error, in that
+  // order: arrival order would show 50 W1011 and hide the two that matter.
+  SourceManager sources;
+  DiagnosticSink sink;
+  for (int i = 0; i < 55; ++i)
+    sink.Warning(Code::kSyscallNotOnArch, {}, "w1011 " + std::to_string(i));
+  for (int i = 0; i < 3; ++i) sink.Warning(Code::kHostBitsSet, {}, "w1020 " + std::to_string(i));
+  sink.Warning(Code::kBypassReopened, {}, "socketcall is re-opened on x86");
+  sink.Error(Code::kCannotExpress, {}, "an error");
+  std::vector<Diagnostic> shown = sink.Shown();
+  REQUIRE(shown.size() == 51u);
+  // The 48 first W1011 in report order, then the B3003 and the error, where
+  // they were reported; the note last.
+  for (size_t i = 0; i < 48; ++i) CHECK(shown[i].message == "w1011 " + std::to_string(i));
+  CHECK(shown[48].code == Code::kBypassReopened);
+  CHECK(shown[49].code == Code::kCannotExpress);
+  CHECK(shown[50].code == Code::kTooManyErrors);
+  CHECK(shown[50].message == "too many diagnostics; 10 not shown (dropped 7 W1011, 3 W1020)");
+  // The JSON rendering is never capped, and carries no cap note.
+  const std::string json = RenderJson(sources, sink);
+  size_t entries = 0;
+  for (size_t at = json.find("\"code\""); at != std::string::npos;
+       at = json.find("\"code\"", at + 1))
+    ++entries;
+  CHECK(entries == 60u);
+  CHECK(json.find("W0010") == std::string::npos);
+  CHECK(json.find("w1011 54") != std::string::npos);
+  // Positive control: at the limit exactly, everything is shown, no note.
+  DiagnosticSink small;
+  for (int i = 0; i < 50; ++i) small.Warning(Code::kHostBitsSet, {}, "w");
+  CHECK(small.Shown().size() == 50u);
+  CHECK(small.Shown().back().code == Code::kHostBitsSet);
+  CHECK_FALSE(small.full());
+  // full(): only once `limit` errors are in, since nothing later can be shown.
+  DiagnosticSink errors(2);
+  errors.Warning(Code::kHostBitsSet, {}, "w");
+  errors.Warning(Code::kHostBitsSet, {}, "w");
+  CHECK_FALSE(errors.full());
+  errors.Error(Code::kInvalidPath, {}, "e");
+  errors.Error(Code::kInvalidPath, {}, "e");
+  CHECK(errors.full());
+  CHECK(errors.Shown().size() == 3u);
+  CHECK(errors.Shown()[2].message == "too many diagnostics; 2 not shown (dropped 2 W1020)");
 }
 
 // ---- W1xxx: the text parses but means nothing valid ----------------------
@@ -420,20 +471,34 @@ test.ward:5:11: error[W1010]: unknown syscall 'opne'
 )");
 }
 
-TEST_CASE("W1011 syscall-not-on-arch: a syscall missing on one of the policy's architectures",
+TEST_CASE("W1011 syscall-not-on-arch: a warning when missing on every architecture, else one note",
           "[diagnostics]") {
   auto r = CheckSource(R"(policy p {
   syscalls {
+    arch x86_64, x86
+    allow open, _llseek, chown32, read, newfstatat
+  }
+}
+
+policy q {
+  syscalls {
     arch x86_64, aarch64
-    allow open
+    allow _llseek, read
   }
 }
 )");
-  CHECK(r->text == R"(test.ward:4:11: warning[W1011]: syscall 'open' does not exist on aarch64
- 4 |     allow open
-   |           ^~~~
-  = hint: the rule has no effect there
+  CHECK(
+      r->text ==
+      R"(test.ward:2:3: note[W1011]: 3 syscalls named here exist on some of the policy's architectures only; their rules apply where they exist
+ 2 |   syscalls {
+   |   ^~~~~~~~~~
+  = hint: not on x86: newfstatat; not on x86_64: _llseek, chown32
+test.ward:11:11: warning[W1011]: syscall '_llseek' does not exist on x86_64, aarch64
+ 11 |     allow _llseek, read
+    |           ^~~~~~~
+   = hint: the rule has no effect there
 )");
+  CHECK(r->sink.warning_count() == 1u);
 }
 
 TEST_CASE("W1012 unknown-arch: an unknown architecture", "[diagnostics]") {
@@ -1113,6 +1178,38 @@ test.ward:4:19: error[W1008]: expected a netlink protocol (route), found a strin
         std::string::npos);
   // The positive control: route checks clean.
   CHECK(CheckSource("policy p { network { allow netlink route } }")->codes().empty());
+}
+
+TEST_CASE("W1046 literal-glob: `?`, `[` and `{` in a path are literal, with a hint",
+          "[diagnostics]") {
+  auto r = CheckSource(R"(let root = "/w"
+
+policy p {
+  filesystem {
+    deny read "/w/file?.txt", "/w/[ab].txt", "${root}/{a,b}"
+    allow read "/w/file*.txt", "/w/**", "${root}/x", "/w/a]b}c"
+  }
+}
+)");
+  CHECK(
+      r->text ==
+      R"(test.ward:5:15: warning[W1046]: path "/w/file?.txt" contains '?', which matches only itself
+ 5 |     deny read "/w/file?.txt", "/w/[ab].txt", "${root}/{a,b}"
+   |               ^~~~~~~~~~~~~~
+  = hint: `?`, `[` and `{` are literal in `ward 1` (only `*` and `**` are globs); for any characters within a component write `*`
+test.ward:5:31: warning[W1046]: path "/w/[ab].txt" contains '[', which matches only itself
+ 5 |     deny read "/w/file?.txt", "/w/[ab].txt", "${root}/{a,b}"
+   |                               ^~~~~~~~~~~~~
+  = hint: `?`, `[` and `{` are literal in `ward 1` (only `*` and `**` are globs); for a set of characters write `*`, or one path per character
+test.ward:5:46: warning[W1046]: path "/w/{a,b}" contains '{', which matches only itself
+ 5 |     deny read "/w/file?.txt", "/w/[ab].txt", "${root}/{a,b}"
+   |                                              ^~~~~~~~~~~~~~~
+  = hint: `?`, `[` and `{` are literal in `ward 1` (only `*` and `**` are globs); for alternatives write one path each
+)");
+  // Warnings only: the rules are kept, literally.
+  CHECK_FALSE(r->sink.has_errors());
+  REQUIRE(r->policy(0).filesystem->rules[0].paths.size() == 3u);
+  CHECK(r->policy(0).filesystem->rules[0].paths[0].text == "/w/file?.txt");
 }
 
 TEST_CASE("W1042 empty-list: an empty list of values", "[diagnostics]") {

@@ -88,6 +88,11 @@ const Case kCases[] = {
      "names",
      "policy p {\n  syscalls {\n    arch x86_64\n    allow socket\n    kill socket if arg0 == "
      "AF_PACKET\n  }\n}\n"},
+    {"L2109", "policy p {\n  network {\n    allow tcp to 10.0.0.1 port 443\n  }\n}\n",
+     "L2109 1:8 policy 'p' has no syscalls section: every syscall would be killed; extend "
+     "linux-base",
+     "import \"std/linux.ward\"\npolicy p extends linux-base {\n  network {\n    allow tcp to "
+     "10.0.0.1 port 443\n  }\n}\n"},
     {"L2201", "policy p {\n  network {\n    allow tcp to \"example.com\" port 443\n  }\n}\n",
      "L2201 3:18 'example.com' is allowed by name, but no DNS egress (port 53) is: the name cannot "
      "resolve",

@@ -169,6 +169,42 @@ TEST_CASE("ward run: exit codes", "[root]") {
   CHECK(Leftovers("rt-codes").empty());
 }
 
+TEST_CASE("ward run: a policy without syscall rules is refused before the command starts",
+          "[root]") {
+  // Strictly meant, no syscalls section kills every syscall: the command
+  // would die with SIGSYS (exit 159) and say nothing. ward run refuses.
+  const std::string dir = ScratchDir();
+  const std::string marker = dir + "/no-syscalls-ran";
+  fs::remove(marker);
+  const std::string bare = WriteTemp("bare.ward",
+                                     "ward 1\npolicy rt-bare {\n  filesystem {\n"
+                                     "    allow read exec \"/usr\", \"/lib\", "
+                                     "\"/lib64\", \"/bin\"\n    allow read write \"" +
+                                         dir + "\"\n  }\n}\n");
+  Run r = Ward("run " + bare + " -- /usr/bin/touch " + marker, kStdEnv);
+  CHECK(r.status == 125);
+  CHECK(r.err ==
+        "ward run: policy rt-bare has no syscalls section: every syscall would be killed; "
+        "extend linux-base; the command was not started\n");
+  CHECK_FALSE(fs::exists(marker));
+  // --dry-run says the same, and starts nothing either.
+  r = Ward("run " + bare + " --dry-run -- /usr/bin/touch " + marker, kStdEnv);
+  CHECK(r.status == 125);
+  CHECK(r.out.empty());
+  CHECK_FALSE(fs::exists(marker));
+  // Positive control: the same rules on linux-base run the command.
+  const std::string based = WriteTemp("based.ward",
+                                      "ward 1\nimport \"std/linux.ward\"\npolicy rt-based extends "
+                                      "linux-base {\n  filesystem {\n    allow read write \"" +
+                                          dir + "\"\n  }\n}\n");
+  r = Ward("run " + based + " -- /usr/bin/touch " + marker, kStdEnv);
+  INFO(r.err);
+  CHECK(r.status == 0);
+  CHECK(fs::exists(marker));
+  CHECK(Leftovers("rt-bare").empty());
+  CHECK(Leftovers("rt-based").empty());
+}
+
 TEST_CASE("ward run: what the workload sees of each layer", "[root]") {
   const std::string file =
       WriteTemp("layers.ward", Policy("rt-layers", "", "env allow [\"PATH\", \"LC_*\"]"));
