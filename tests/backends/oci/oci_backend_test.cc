@@ -319,8 +319,7 @@ TEST_CASE("oci: a deny of a syscall newer than libseccomp is a warning; an allow
                               "): an OCI runtime linked with it (runc, crun) skips the name";
   auto deny = Oci("policy p { syscalls {\n  default allow\n  errno EPERM mseal\n} }");
   REQUIRE(deny->result.ok);
-  CHECK(deny->Diagnostics().find("test.ward:3:3: warning[B3002]: " + warning) !=
-        std::string::npos);
+  CHECK(deny->Diagnostics().find("test.ward:3:3: warning[B3002]: " + warning) != std::string::npos);
   CHECK(json::parse(deny->Artifact(".seccomp.json"))["syscalls"][0]["names"] ==
         json::array({"mseal"}));
   // Positive controls: an allow under a refusing default (a skipped name is

@@ -256,7 +256,8 @@ TEST_CASE("runtime: process and limits from the fragment") {
   }
 }
 
-TEST_CASE("runtime: a syscall newer than the runtime's libseccomp is skipped, as the warning says") {
+TEST_CASE(
+    "runtime: a syscall newer than the runtime's libseccomp is skipped, as the warning says") {
   // Debian's runc and crun link this host's libseccomp. A name it does not
   // know (mseal, 462 on x86_64) is dropped from their filter without an
   // error, so a deny of it under an allow default does not hold: -t oci
