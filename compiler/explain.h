@@ -30,8 +30,8 @@ struct Explanation {
   std::vector<std::string> implicit;
   std::vector<EnforcerAnswer> enforcers;  // --connect with --resolve: per enforcer
   std::string path;                       // --path: the normalised path that was decided
-  int errno_value = 0;  // the errno a syscall `errno` decision returns
-  Span default_rule;    // syscalls: the `default` that decided (when by default)
+  int errno_value = 0;                    // the errno a syscall `errno` decision returns
+  Span default_rule;                      // syscalls: the `default` that decided (when by default)
   bool by_default() const { return rules.empty() && implicit.empty(); }
 };
 
