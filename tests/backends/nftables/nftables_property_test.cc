@@ -285,7 +285,11 @@ TEST_CASE("nftables differential: the live ruleset decides as the IR", "[root]")
               tcp6[0] + tcp6[1], udp6[1], udp6[0] + udp6[1], icmp6[1], icmp6[0] + icmp6[1],
               inwards[1], inwards[0] + inwards[1]);
   CHECK(with_classes > 0);
-  CHECK(allowed > probes / 20);  // IPv6 probes, half of them, are seldom allowed
+  // Both outcomes are exercised. IPv6 probes, half of them, are seldom
+  // allowed: over 25 random seeds 8 to 20 % of the probes were allowed, and
+  // seed 4007091515 gave 4.75 % (213 of 4480) in CI, so the floor is 2 %
+  // (about 90 allowed probes), not a guess at the mean.
+  CHECK(allowed > probes / 50);
   CHECK(allowed < probes * 9 / 10);
 }
 

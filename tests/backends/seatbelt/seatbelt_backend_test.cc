@@ -374,7 +374,7 @@ TEST_CASE("seatbelt property: file decisions of the profile equal the IR's") {
   }
   std::cout << "  " << policies << " policies (" << dotdot << " with `..`, refused), " << queries
             << " queries, " << allowed << " allowed\n";
-  CHECK(allowed > queries / 20);  // the generator reaches both answers
+  CHECK(allowed > queries / 50);  // both answers: 8 to 12 % allowed over 24 seeds
   CHECK(allowed < queries);
 }
 
