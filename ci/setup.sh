@@ -31,6 +31,8 @@ packages=(
   dnsmasq-base
   # the CI integrations' tests create git repositories
   git
+  # the README tour (ci/readme_tour.py) shows a manifest through jq
+  jq
   # wardd and the remote commands: gRPC 1.51 and protobuf (libgrpc++-dev
   # pulls in neither the compiler nor the plugin; without the plugin
   # find_package(gRPC) fails), and the stock client the tests use
