@@ -37,6 +37,7 @@ import difflib
 import os
 import pty
 import re
+import stat
 import shutil
 import subprocess
 import sys
@@ -60,6 +61,7 @@ NORMALISE = [
     (re.compile(r"/sys/fs/cgroup(/unified)?/"), "$CGROUP2/"),
     (re.compile(r"\brun-\d+"), "run-$PID"),
     (re.compile(r"\(id \d+\)"), "(id $ID)"),
+    (re.compile(r"\bexpires [0-9hms]+"), "expires $T"),  # nft's countdown of a set element
     # the seccomp cache's entries are named by the build's filter bytes
     (re.compile(r"/var/cache/ward/seccomp/[0-9a-f]{64}\."), "/var/cache/ward/seccomp/$SHA256."),
 ]
@@ -330,6 +332,13 @@ def main():
     finally:
         for d in folders:
             shutil.rmtree(d, ignore_errors=True)
+
+    # The blocks run as root; make sure none of them (or a program they
+    # start) replaced a device of the host.
+    for dev in ("/dev/null", "/dev/zero", "/dev/full"):
+        if not stat.S_ISCHR(os.stat(dev).st_mode):
+            print(f"readme_tour: {dev} is no longer a character device after the tour", file=sys.stderr)
+            return 1
 
     summary = (f"readme_tour: {counts['checked']} blocks run, {counts['files']} files compared, "
                f"{counts['not run']} shown but not run, {counts['skipped']} skipped")

@@ -168,9 +168,30 @@ bool ResolveName(const std::string& name, const DnsOptions& options,
   }
   Resolver r;
   if (!r.Open(options, error)) return false;
-  std::map<IpPrefix, uint32_t, bool (*)(const IpPrefix&, const IpPrefix&)> found(PrefixLess);
-  if (!Query(r, name, ns_t_a, options, &found, error)) return false;
-  if (!Query(r, name, ns_t_aaaa, options, &found, error)) return false;
+  error->clear();
+  // Each family on its own: a server that answers A but refuses AAAA (as
+  // dnsmasq does for a name it holds only an IPv4 address for) still gives
+  // the addresses it did answer. Fewer addresses only narrow a grant.
+  using Found = std::map<IpPrefix, uint32_t, bool (*)(const IpPrefix&, const IpPrefix&)>;
+  Found found(PrefixLess);
+  std::string failed;
+  int failures = 0;
+  for (const int type : {ns_t_a, ns_t_aaaa}) {
+    Found one(PrefixLess);
+    std::string why;
+    if (!Query(r, name, type, options, &one, &why)) {
+      failed += (failed.empty() ? "" : "; ") + why;
+      ++failures;
+      continue;
+    }
+    for (const auto& [address, ttl] : one) {
+      auto [it, fresh] = found.emplace(address, ttl);
+      if (!fresh) it->second = std::min(it->second, ttl);
+    }
+  }
+  *error = failed;
+  // Nothing usable: both failed, or one failed and the other has no records.
+  if (failures == 2 || (failures == 1 && found.empty())) return false;
   for (const auto& [address, ttl] : found) answers->push_back({address, ttl});
   return true;
 }

@@ -39,8 +39,11 @@ struct DnsAnswer {
 // Resolves A and AAAA records of `name` (a normalised domain, no wildcard).
 // A name that does not exist, or has no such records, gives no answers and
 // true; a failure to get an answer at all (timeout, SERVFAIL, refused,
-// malformed reply) gives false and *error. Answers are sorted, without
-// duplicates (the smallest TTL kept).
+// malformed reply) gives false and *error. When only one of the two queries
+// fails and the other has records, those are the answers, true, and *error
+// says what failed (the caller warns: the other family stays denied);
+// otherwise *error is empty on true. Answers are sorted, without duplicates
+// (the smallest TTL kept).
 bool ResolveName(const std::string& name, const DnsOptions& options,
                  std::vector<DnsAnswer>* answers, std::string* error);
 

@@ -35,6 +35,22 @@ std::vector<std::pair<ir::Direction, std::string>> NamesToResolve(const ir::Poli
   return out;
 }
 
+namespace {
+
+// The first allow rule that grants `pattern` in direction `d`: where a
+// warning about its answers points.
+Span RuleSpan(const ir::Policy& policy, ir::Direction d, const std::string& pattern) {
+  for (const ir::FlatRule& r : policy.network.rules) {
+    if (r.direction == d && r.allow && r.peer.kind == ast::PeerKind::kDomain &&
+        ir::NormaliseDomain(r.peer.domain) == pattern) {
+      return r.span;
+    }
+  }
+  return Span{};
+}
+
+}  // namespace
+
 std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& policy,
                                                           const DnsOptions& dns,
                                                           DiagnosticSink& sink) {
@@ -43,19 +59,21 @@ std::vector<backend::ResolvedAddress> ResolveDomainGrants(const ir::Policy& poli
     std::vector<DnsAnswer> answers;
     std::string error;
     if (!ResolveName(pattern, dns, &answers, &error) || answers.empty()) {
-      Span span;
-      for (const ir::FlatRule& r : policy.network.rules) {
-        if (r.direction == d && r.allow && r.peer.kind == ast::PeerKind::kDomain &&
-            ir::NormaliseDomain(r.peer.domain) == pattern) {
-          span = r.span;
-          break;
-        }
-      }
-      sink.Warning(Code::kCannotExpress, span,
+      sink.Warning(Code::kCannotExpress, RuleSpan(policy, d, pattern),
                    "\"" + pattern + "\" did not resolve" + (error.empty() ? "" : ": " + error) +
                        "; flows to it stay denied until it does",
                    "check the name and the DNS server");
       continue;
+    }
+    if (!error.empty()) {
+      // One family answered, the other failed: its flows stay denied.
+      const bool v4 = std::any_of(answers.begin(), answers.end(),
+                                  [](const DnsAnswer& a) { return !a.address.v6; });
+      sink.Warning(Code::kCannotExpress, RuleSpan(policy, d, pattern),
+                   "\"" + pattern + "\" resolved only in part: " + error + "; its " +
+                       (v4 ? "IPv4" : "IPv6") + " addresses are allowed, " +
+                       (v4 ? "IPv6" : "IPv4") + " flows to it stay denied until it answers",
+                   "check the DNS server");
     }
     for (const DnsAnswer& a : answers) out.push_back({d, pattern, a.address, a.ttl});
   }

@@ -5,7 +5,7 @@
 tour_dns=$(mktemp -d /tmp/ward-tour-dns.XXXXXX)
 printf 'nameserver 127.0.0.1\n' >"$tour_dns/resolv.conf"
 mount --bind "$tour_dns/resolv.conf" /etc/resolv.conf || return 1
-dnsmasq --keep-in-foreground --no-resolv --no-hosts --port=53 --listen-address=127.0.0.1 \
+dnsmasq --keep-in-foreground --conf-file=/dev/null --no-resolv --no-hosts --port=53 --listen-address=127.0.0.1 \
   --bind-interfaces --address=/#/203.0.113.80 --address=/#/2001:db8::80 --local-ttl=60 --user=root \
   --pid-file="$tour_dns/pid" &
 tour_dns_pid=$!

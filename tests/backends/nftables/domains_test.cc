@@ -73,6 +73,46 @@ TEST_CASE("the resolver: A and AAAA with TTLs, CNAME chains, clamping, failures"
   CHECK_FALSE(enforce::ResolveName("*.ward.test", Dnsmasq::Options(), &answers, &error));
 }
 
+TEST_CASE("the resolver keeps one family's answers when the other query fails", "[root]") {
+  TestNetns ns;
+  // Outside the zone dnsmasq holds (--local=/ward.test/), a name of the
+  // hosts file is answered for A, and its AAAA query is refused (no
+  // upstream): what a dnsmasq serving IPv4-only records does.
+  Dnsmasq dns(ns, "10.1.2.3 svc.ward.test\n10.1.2.7 v4only.example\n");
+  std::vector<enforce::DnsAnswer> answers;
+  std::string error;
+  REQUIRE(enforce::ResolveName("v4only.example", Dnsmasq::Options(), &answers, &error));
+  CHECK(Addresses(answers) == std::vector<std::string>{"10.1.2.7"});
+  CHECK(error == "no answer for v4only.example (AAAA): Host name lookup failure");
+  // The grant keeps the IPv4 address and says what stays denied.
+  auto compiled = CompileWith(backend::NftablesBackend(),
+                              "policy p { network { allow tcp to \"v4only.example\" port 443 } }");
+  REQUIRE(compiled);
+  DiagnosticSink sink;
+  const auto resolved = enforce::ResolveDomainGrants(compiled->ir, Dnsmasq::Options(), sink);
+  REQUIRE(resolved.size() == 1);
+  CHECK(ir::FormatV4(ir::V4Range(resolved[0].address).lo) == "10.1.2.7");
+  REQUIRE(sink.diagnostics().size() == 1);
+  CHECK(sink.diagnostics()[0].message ==
+        "\"v4only.example\" resolved only in part: no answer for v4only.example (AAAA): Host name "
+        "lookup failure; its IPv4 addresses are allowed, IPv6 flows to it stay denied until "
+        "it answers");
+  CHECK(sink.diagnostics()[0].span.valid());  // at the rule that grants the name
+  // Positive control: a name both queries answer gives no warning.
+  compiled = CompileWith(backend::NftablesBackend(),
+                         "policy p { network { allow tcp to \"svc.ward.test\" port 443 } }");
+  REQUIRE(compiled);
+  DiagnosticSink quiet;
+  CHECK(enforce::ResolveDomainGrants(compiled->ir, Dnsmasq::Options(), quiet).size() == 1);
+  CHECK(quiet.diagnostics().empty());
+  // Both refused: a failure, nothing kept.
+  CHECK_FALSE(enforce::ResolveName("nowhere.example", Dnsmasq::Options(), &answers, &error));
+  CHECK(answers.empty());
+  CHECK(error ==
+        "no answer for nowhere.example (A): Host name lookup failure; no answer for "
+        "nowhere.example (AAAA): Host name lookup failure");
+}
+
 TEST_CASE("the resolver asks the servers named, even when resolv.conf lists IPv6 ones", "[root]") {
   TestNetns ns;
   Dnsmasq dns(ns, "10.1.2.3 svc.ward.test\n");
