@@ -132,6 +132,45 @@ TEST_CASE("apply / status / remove --format json on a cgroup", "[root]") {
   CHECK(json::parse(r.out)["enforced"] == json::array());
 }
 
+TEST_CASE("apply -t ebpf --format json: the answers the programs hold", "[root]") {
+  REQUIRE(enforce::FindNetworkEnforcer("ebpf") != nullptr);
+  TestNetns ns;
+  Dnsmasq dns(ns, "10.5.0.7 svc.ward.test\n");
+  TestCgroup cgroup("json-ebpf");
+  Worker in(cgroup.path());
+  const std::string file = WriteTemp("web.ward", kPolicy);
+  REQUIRE(in.Run(Op::kTcp, "10.5.0.1", 22) == kOk);  // positive control
+  Run r = Ward("apply " + file + " --cgroup " + cgroup.path() + " -t ebpf --format json" +
+                   DnsFlags() + " --ttl-floor 60",
+               kStdEnv);
+  INFO(r.err);
+  REQUIRE(r.status == 0);
+  const json j = json::parse(r.out);
+  CHECK(j["enforcer"] == "ebpf");
+  REQUIRE(j["applied"].size() == 1);
+  CHECK(j["applied"][0]["enforcer"] == "ebpf");
+  CHECK(j["applied"][0]["policy"] == "web");
+  CHECK(j["applied"][0]["scope"] == "cgroup");
+  CHECK(j["applied"][0]["cgroup_id"] == cgroup.id());
+  CHECK(j["resolved"] == json::array({{{"direction", "egress"},
+                                       {"name", "svc.ward.test"},
+                                       {"address", "10.5.0.7"},
+                                       {"ttl", 60}}}));
+  CHECK(in.Run(Op::kTcp, "10.5.0.7", 22) == kOk);
+  CHECK(in.Run(Op::kTcp, "10.5.0.1", 22) == Failed(EPERM));
+  r = Ward("status -t ebpf --format json");
+  json held;
+  for (const json& e : json::parse(r.out)["enforced"]) {
+    if (e["policy"] == "web") held = e;
+  }
+  CHECK(held == j["applied"][0]);
+  r = Ward("remove --policy web -t ebpf --format json");
+  CHECK(r.status == 0);
+  CHECK(json::parse(r.out)["removed"] == true);
+  CHECK(json::parse(r.out)["enforcer"] == "ebpf");
+  CHECK(in.Run(Op::kTcp, "10.5.0.1", 22) == kOk);
+}
+
 TEST_CASE("apply --format json refusals: JSON diagnostics or error, nothing changed", "[root]") {
   TestNetns ns;
   // A deny by domain: nftables cannot carry it (exit 1).
