@@ -159,8 +159,9 @@ TEST_CASE("apply -t ebpf --format json: the answers the programs hold", "[root]"
   CHECK(in.Run(Op::kTcp, "10.5.0.7", 22) == kOk);
   CHECK(in.Run(Op::kTcp, "10.5.0.1", 22) == Failed(EPERM));
   r = Ward("status -t ebpf --format json");
+  const json status = json::parse(r.out);
   json held;
-  for (const json& e : json::parse(r.out)["enforced"]) {
+  for (const json& e : status["enforced"]) {
     if (e["policy"] == "web") held = e;
   }
   CHECK(held == j["applied"][0]);
