@@ -74,8 +74,8 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   }
   if (flags.dry_run && json) {
     Json doc = JsonDocument();
-    doc.update(enforce::DescribeRunJson(
-        *plan, [&sources](Span span) { return SpanJson(sources, span); }));
+    doc.update(
+        enforce::DescribeRunJson(*plan, [&sources](Span span) { return SpanJson(sources, span); }));
     doc["front_end"] = front_end;
     PrintJsonDocument(std::move(doc), &sources, &sink);
     return kOk;

@@ -889,7 +889,8 @@ Json RightList(uint8_t rights) {
 
 Json CgroupLayer(const RunPlan& plan, const Where& where) {
   Json v1 = Json::array();
-  for (const CgroupDir& d : plan.cgroup.v1) v1.push_back({{"controller", d.controller}, {"path", d.path}});
+  for (const CgroupDir& d : plan.cgroup.v1)
+    v1.push_back({{"controller", d.controller}, {"path", d.path}});
   Json limits = Json::array();
   for (const auto& [name, v] : plan.policy.limits) {
     // Who holds it: the supervisor's clock, an rlimit (step 4) or the cgroup.
@@ -898,12 +899,8 @@ Json CgroupLayer(const RunPlan& plan, const Where& where) {
                                                              : "cgroup";
     limits.push_back({{"name", name}, {"value", v.value}, {"by", by}, {"at", where(v.span)}});
   }
-  return {{"step", 1},
-          {"layer", "cgroup"},
-          {"cgroup", plan.cgroup.v2.path},
-          {"namespace", true},
-          {"v1", std::move(v1)},
-          {"limits", std::move(limits)}};
+  return {{"step", 1},         {"layer", "cgroup"},   {"cgroup", plan.cgroup.v2.path},
+          {"namespace", true}, {"v1", std::move(v1)}, {"limits", std::move(limits)}};
 }
 
 Json NetworkLayer(const RunPlan& plan, const Where& where) {
@@ -925,7 +922,8 @@ Json NetworkLayer(const RunPlan& plan, const Where& where) {
   }
   Json unix_rules = Json::array();
   for (const ir::UnixRule& u : plan.policy.network.unix_rules) {
-    Json j = {{"allow", u.allow}, {"abstract", u.abstract}, {"name", u.name}, {"at", where(u.span)}};
+    Json j = {
+        {"allow", u.allow}, {"abstract", u.abstract}, {"name", u.name}, {"at", where(u.span)}};
     if (!u.implicit.empty()) j["implicit"] = u.implicit;
     unix_rules.push_back(std::move(j));
   }
@@ -977,16 +975,16 @@ Json ProcessLayer(const RunPlan& plan) {
       rlimits.push_back({{"resource", "RLIMIT_NOFILE"}, {"value", r.value.rlim_cur}});
     }
   }
-  return {{"step", 4},
-          {"layer", "process"},
-          {"no_new_privileges", p.no_new_privileges},
-          {"capabilities_kept", std::move(kept)},
-          {"user", p.set_user ? Json{{"uid", p.uid}, {"gid", p.gid}} : Json(nullptr)},
-          {"rlimits", std::move(rlimits)},
-          {"descriptors_closed", true},
-          {"environment",
-           {{"variables", plan.env.size()},
-            {"filtered", !plan.policy.process.env_allowed.empty()}}}};
+  return {
+      {"step", 4},
+      {"layer", "process"},
+      {"no_new_privileges", p.no_new_privileges},
+      {"capabilities_kept", std::move(kept)},
+      {"user", p.set_user ? Json{{"uid", p.uid}, {"gid", p.gid}} : Json(nullptr)},
+      {"rlimits", std::move(rlimits)},
+      {"descriptors_closed", true},
+      {"environment",
+       {{"variables", plan.env.size()}, {"filtered", !plan.policy.process.env_allowed.empty()}}}};
 }
 
 Json SeccompLayer(const RunPlan& plan) {

@@ -2,12 +2,12 @@
 // field of the document against the files really written, the coverage as
 // the manifest has it, the diagnostics in check's shape, the same bytes twice;
 // and a policy with errors: its diagnostics as JSON, exit 1, nothing written.
+#include <openssl/sha.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
-#include <openssl/sha.h>
 
 #include "tests/cli/run_ward.h"
 
@@ -108,11 +108,12 @@ TEST_CASE("compile --format json: artifacts, manifest, coverage and diagnostics"
   const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(r.out);
   for (const auto& [k, v] : ordered.items()) keys.push_back(k);
   CHECK(keys == std::vector<std::string>{"version", "policy", "output", "targets", "written",
-                                         "ir_sha256", "artifacts", "manifest", "coverage",
-                                         "fields", "error", "diagnostics", "errors", "warnings"});
+                                         "ir_sha256", "artifacts", "manifest", "coverage", "fields",
+                                         "error", "diagnostics", "errors", "warnings"});
 
   // Same input, same bytes.
-  Run again = Ward("compile " + file + " -t seccomp,nftables -o " + out + " --format json", kStdEnv);
+  Run again =
+      Ward("compile " + file + " -t seccomp,nftables -o " + out + " --format json", kStdEnv);
   CHECK(again.status == 0);
   CHECK(again.out == r.out);
 
@@ -120,12 +121,12 @@ TEST_CASE("compile --format json: artifacts, manifest, coverage and diagnostics"
   Run text = Ward("compile " + file + " -t seccomp,nftables -o " + out, kStdEnv);
   CHECK(text.status == 0);
   CHECK(text.out == out + "/agent.nft\n" + out + "/agent.nft.json\n" + out + "/agent.x86_64.bpf\n" +
-                     out + "/agent.x86_64.pfc\n" + out + "/manifest.json\n");
+                        out + "/agent.x86_64.pfc\n" + out + "/manifest.json\n");
 }
 
 TEST_CASE("compile --format json: a policy with errors gives JSON diagnostics, exit 1, no file") {
-  const std::string bad =
-      WriteTemp("bad.ward", "policy bad {\n  network {\n    allow tcp to 10.0.0.0/8 port 99999\n  }\n}\n");
+  const std::string bad = WriteTemp(
+      "bad.ward", "policy bad {\n  network {\n    allow tcp to 10.0.0.0/8 port 99999\n  }\n}\n");
   const std::string out = ScratchDir() + "/json-bad";
   std::filesystem::remove_all(out);
   Run r = Ward("compile " + bad + " -t nftables -o " + out + " --format json", kStdEnv);

@@ -53,8 +53,8 @@ TEST_CASE("apply / status / remove --format json on a cgroup", "[root]") {
   const std::string file = WriteTemp("web.ward", kPolicy);
   REQUIRE(in.Run(Op::kTcp, "10.5.0.1", 22) == kOk);  // positive control
 
-  Run r = Ward("apply " + file + " --cgroup " + cgroup.path() + " --format json" + DnsFlags(),
-               kStdEnv);
+  Run r =
+      Ward("apply " + file + " --cgroup " + cgroup.path() + " --format json" + DnsFlags(), kStdEnv);
   INFO(r.err);
   REQUIRE(r.status == 0);
   // The advice is on stderr: stdout is the document alone.
@@ -103,8 +103,8 @@ TEST_CASE("apply / status / remove --format json on a cgroup", "[root]") {
   CHECK(s["diagnostics"] == json::array());
   // The text form says the same.
   r = Ward("status -t nftables");
-  CHECK(r.out == "web: nftables table ward_web, generation 1, cgroup " + Relative(cgroup) + " (id " +
-                     std::to_string(cgroup.id()) + "), " +
+  CHECK(r.out == "web: nftables table ward_web, generation 1, cgroup " + Relative(cgroup) +
+                     " (id " + std::to_string(cgroup.id()) + "), " +
                      std::to_string(a["elements"].get<size_t>()) + " set elements\n");
   CHECK(a["elements"] > 2);  // the two addresses written, and the one resolved
   // --follow prints text lines only: refused with JSON, not ignored.
@@ -202,7 +202,8 @@ TEST_CASE("apply --format json refusals: JSON diagnostics or error, nothing chan
   CHECK(j["policy"] == nullptr);
   CHECK(j["errors"] >= 1);
   CHECK(j["diagnostics"][0]["file"] == bad);
-  CHECK(j["diagnostics"] == json::parse(Ward("check " + bad + " --format json", kStdEnv).out)["diagnostics"]);
+  CHECK(j["diagnostics"] ==
+        json::parse(Ward("check " + bad + " --format json", kStdEnv).out)["diagnostics"]);
 
   // Without privileges: an operational failure (2), in "error".
   const std::string web = WriteTemp("web.ward", kPolicy);
@@ -249,14 +250,10 @@ TEST_CASE("run --dry-run --format json: every layer as data, as the text says", 
   }
   const json& cg = j["layers"][0];
   CHECK(cg["namespace"] == true);
-  CHECK(cg["limits"] == json::array({{{"name", "memory"},
-                                      {"value", 268435456},
-                                      {"by", "cgroup"},
-                                      {"at", file + ":9:12"}},
-                                     {{"name", "open_files"},
-                                      {"value", 100},
-                                      {"by", "rlimit"},
-                                      {"at", file + ":9:27"}}}));
+  CHECK(cg["limits"] ==
+        json::array(
+            {{{"name", "memory"}, {"value", 268435456}, {"by", "cgroup"}, {"at", file + ":9:12"}},
+             {{"name", "open_files"}, {"value", 100}, {"by", "rlimit"}, {"at", file + ":9:27"}}}));
   const json& net = j["layers"][1];
   CHECK(net["enforcer"] == "ebpf");
   CHECK(net["pinned_as"].get<std::string>().rfind("run-", 0) == 0);
@@ -281,8 +278,7 @@ TEST_CASE("run --dry-run --format json: every layer as data, as the text says", 
   const json& proc = j["layers"][3];
   CHECK(proc["no_new_privileges"] == true);
   CHECK(proc["capabilities_kept"] == json::array());
-  CHECK(proc["rlimits"] ==
-        json::array({{{"resource", "RLIMIT_NOFILE"}, {"value", 100}}}));
+  CHECK(proc["rlimits"] == json::array({{{"resource", "RLIMIT_NOFILE"}, {"value", 100}}}));
   CHECK(proc["environment"]["filtered"] == false);
   const json& sc = j["layers"][4];
   CHECK(sc["guard"]["netlink_route"] == false);
@@ -307,8 +303,7 @@ TEST_CASE("run --dry-run --format json: every layer as data, as the text says", 
   CHECK(r.err == "ward run: --format json needs --dry-run\n");
 
   // A policy without syscalls: refused (125) with the reason in "error".
-  const std::string bare =
-      WriteTemp("bare.ward", "policy json-bare {\n  limits { pids 10 }\n}\n");
+  const std::string bare = WriteTemp("bare.ward", "policy json-bare {\n  limits { pids 10 }\n}\n");
   r = Ward("run " + bare + " --dry-run --format json -- /usr/bin/true", kStdEnv);
   CHECK(r.status == 125);
   const json b = json::parse(r.out);
@@ -325,7 +320,8 @@ TEST_CASE("run --dry-run --format json: every layer as data, as the text says", 
   const json e = json::parse(r.out);
   CHECK(e["errors"] >= 1);
   CHECK(e["diagnostics"][0]["file"] == bad);
-  CHECK(e["diagnostics"] == json::parse(Ward("check " + bad + " --format json", kStdEnv).out)["diagnostics"]);
+  CHECK(e["diagnostics"] ==
+        json::parse(Ward("check " + bad + " --format json", kStdEnv).out)["diagnostics"]);
 }
 
 }  // namespace ward::test
