@@ -174,7 +174,8 @@ TEST_CASE("compile --format json: a policy with errors gives JSON diagnostics, e
   // A folder that cannot be written: an operational failure (2), in
   // "error", and the file in the way untouched.
   const std::string in_the_way = WriteTemp("in-the-way", "x\n");
-  const std::string good = WriteTemp("good.ward", "policy good { network { allow tcp to 10.0.0.1 port 1 } }\n");
+  const std::string good =
+      WriteTemp("good.ward", "policy good { network { allow tcp to 10.0.0.1 port 1 } }\n");
   r = Ward("compile " + good + " -t nftables -o " + in_the_way + " --format json", kStdEnv);
   CHECK(r.status == 2);
   const json w = json::parse(r.out);
@@ -182,7 +183,8 @@ TEST_CASE("compile --format json: a policy with errors gives JSON diagnostics, e
   CHECK(w["written"] == false);
   CHECK(w["artifacts"] == json::array());
   CHECK(w["error"] == "cannot write " + in_the_way + "/good.nft: Not a directory");
-  CHECK(r.err == "ward compile: cannot write " + in_the_way + "/good.nft: Not a directory; nothing written\n");
+  CHECK(r.err == "ward compile: cannot write " + in_the_way +
+                     "/good.nft: Not a directory; nothing written\n");
   CHECK(Slurp(in_the_way) == "x\n");
 
   // A missing file is a usage error (2): said on stderr, no document.
