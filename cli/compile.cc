@@ -107,6 +107,47 @@ void WarnKillsEverySyscall(LoadedPolicy& loaded,
                           " extends linux-base`), or write a syscalls section");
 }
 
+// The JSON document of a compile (cli/README.md) before its result: what
+// was asked. A failed compile prints it with "written": false.
+Json CompileDocument(const CompileFlags& flags, const std::vector<const backend::Backend*>& chosen,
+                     const std::string& policy) {
+  Json doc = JsonDocument();
+  doc["policy"] = policy.empty() ? Json(nullptr) : Json(policy);
+  doc["output"] = flags.out_dir;
+  Json targets = Json::array();
+  for (const backend::Backend* b : chosen) targets.push_back(std::string(b->name()));
+  doc["targets"] = std::move(targets);
+  doc["written"] = false;
+  doc["ir_sha256"] = nullptr;
+  doc["artifacts"] = Json::array();
+  doc["manifest"] = nullptr;
+  doc["coverage"] = nullptr;
+  doc["fields"] = nullptr;
+  return doc;
+}
+
+// Completes `doc` with what was written: each artifact as written (its
+// path under -o, the bytes' count and SHA-256), the manifest the same way,
+// and the coverage and fields exactly as the manifest has them.
+void AddWritten(const backend::Bundle& bundle, const std::filesystem::path& out, Json* doc) {
+  const Json manifest = Json::parse(bundle.manifest, nullptr, false);
+  (*doc)["written"] = true;
+  (*doc)["ir_sha256"] = manifest.value("ir_sha256", "");
+  Json artifacts = Json::array();
+  for (const backend::BundleArtifact& a : bundle.artifacts) {
+    artifacts.push_back({{"path", (out / a.path).string()},
+                         {"target", a.target},
+                         {"bytes", a.bytes.size()},
+                         {"sha256", Sha256(a.bytes)}});
+  }
+  (*doc)["artifacts"] = std::move(artifacts);
+  (*doc)["manifest"] = {{"path", (out / "manifest.json").string()},
+                        {"bytes", bundle.manifest.size()},
+                        {"sha256", Sha256(bundle.manifest)}};
+  (*doc)["coverage"] = manifest.value("coverage", Json::object());
+  (*doc)["fields"] = manifest.value("fields", Json::object());
+}
+
 int RunCompile(const CompileFlags& flags) {
   if (flags.targets == "help") {
     PrintTargets();
@@ -128,8 +169,10 @@ int RunCompile(const CompileFlags& flags) {
   options.home = flags.home;
   options.partial = flags.partial;
 
+  const bool json = flags.output.format == "json";
   int exit_code = kOk;
-  auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+  auto loaded = LoadPolicyForReport(flags.file, flags.policy, flags.std_dir, flags.output,
+                                    CompileDocument(flags, chosen, ""), &exit_code);
   if (!loaded) return exit_code;
 
   DiagnosticSink& sink = loaded->sink;
@@ -137,13 +180,15 @@ int RunCompile(const CompileFlags& flags) {
   backend::Bundle bundle;
   const bool compiled =
       backend::CompileBundle(loaded->ir, loaded->sources, chosen, profile, options, sink, &bundle);
-  if (!sink.diagnostics().empty()) {
+  Json doc = CompileDocument(flags, chosen, loaded->ir.name);
+  if (!json && !sink.diagnostics().empty()) {
     OutputFlags text = flags.output;
     text.format = "text";
     PrintDiagnostics(loaded->sources, sink, text);
   }
   if (!compiled) {
     std::cerr << "ward compile: nothing written\n";
+    if (json) PrintJsonDocument(doc, &loaded->sources, &sink);
     return kFound;
   }
 
@@ -160,12 +205,19 @@ int RunCompile(const CompileFlags& flags) {
   ok = ok && staged.Stage((out / "manifest.json").string(), bundle.manifest, &error);
   if (!ok) {
     std::cerr << "ward compile: cannot write " << error << "; nothing written\n";
+    if (json) PrintJsonDocument(doc, &loaded->sources, &sink, "cannot write " + error);
     return kUsage;
   }
   if (!staged.Commit(&error)) {
     std::cerr << "ward compile: cannot write " << error
               << "; the artifacts before it are in place, the manifest is not\n";
+    if (json) PrintJsonDocument(doc, &loaded->sources, &sink, "cannot write " + error);
     return kUsage;
+  }
+  if (json) {
+    AddWritten(bundle, out, &doc);
+    PrintJsonDocument(doc, &loaded->sources, &sink);
+    return kOk;
   }
   for (const backend::BundleArtifact& a : bundle.artifacts)
     std::cout << (out / a.path).string() << "\n";
@@ -219,6 +271,10 @@ void AddCompileCommand(CLI::App& app, int* exit_code) {
                   "time: seatbelt)");
   cmd->add_option("--policy", flags->policy, "the policy, when the file holds several");
   cmd->add_option("--std", flags->std_dir, "standard library folder");
+  cmd->add_option("--format", flags->output.format,
+                  "output format: text (the paths written) or json (artifacts, coverage, "
+                  "diagnostics)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->callback([flags, exit_code] { *exit_code = RunCompile(*flags); });

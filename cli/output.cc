@@ -28,6 +28,36 @@ void PrintDiagnostics(const SourceManager& sources, const DiagnosticSink& sink,
   std::cerr << RenderText(sources, sink, options);
 }
 
+Json JsonDocument() { return Json{{"version", 1}}; }
+
+void PrintJsonDocument(Json doc, const SourceManager* sources, const DiagnosticSink* sink,
+                       const std::string& error) {
+  doc["error"] = error.empty() ? Json(nullptr) : Json(error);
+  // The diagnostics as RenderJson has them (language/README.md), so that
+  // their shape is check's and lint's by construction.
+  Json diagnostics = Json::array();
+  size_t errors = 0, warnings = 0;
+  if (sources && sink) {
+    Json rendered = Json::parse(RenderJson(*sources, *sink), nullptr, false);
+    if (rendered.is_object()) diagnostics = std::move(rendered["diagnostics"]);
+    errors = sink->error_count();
+    warnings = sink->warning_count();
+  }
+  doc["diagnostics"] = std::move(diagnostics);
+  doc["errors"] = errors;
+  doc["warnings"] = warnings;
+  // Invalid UTF-8 (quoted source bytes, odd file names) is replaced, never thrown.
+  std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"
+            << std::flush;
+}
+
+Json SpanJson(const SourceManager& sources, Span span) {
+  if (!span.valid()) return nullptr;
+  const Location at = sources.LocationOf(span.file, span.begin);
+  return sources.file(span.file).display_path + ":" + std::to_string(at.line) + ":" +
+         std::to_string(at.column);
+}
+
 bool ExpandPolicyPaths(const std::vector<std::string>& args, std::vector<std::string>* out) {
   namespace fs = std::filesystem;
   for (const std::string& arg : args) {

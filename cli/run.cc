@@ -25,8 +25,14 @@ int RunRun(const RunFlags& flags) {
     return enforce::kRunSetupFailed;
   }
   if (!CheckDnsFlags("run", flags.dns)) return enforce::kRunSetupFailed;
+  if (flags.output.format == "json" && !flags.dry_run) {
+    // A run's own output is the command's; JSON describes a plan only.
+    std::cerr << "ward run: --format json needs --dry-run\n";
+    return enforce::kRunSetupFailed;
+  }
   int exit_code = kOk;
-  auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
+  auto loaded = LoadPolicyForReport(flags.file, flags.policy, flags.std_dir, flags.output,
+                                    DryRunDocument(), &exit_code);
   if (!loaded) return enforce::kRunSetupFailed;
   // Stored for the next run (by a real run: `prepared` is not called for a
   // dry one) only when nothing was said about the policy (a run from the
@@ -71,6 +77,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--policy", f->policy, "the policy, when the file holds several");
   cmd->add_option("--home", f->home, "what ~ stands for (default: the run user's home)");
   cmd->add_flag("--dry-run", f->dry_run, "print each layer and what it enforces; start nothing");
+  cmd->add_option("--format", f->output.format,
+                  "with --dry-run: text, or json (each layer as data)")
+      ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--partial", f->partial,
                 "deny whole what Landlock cannot carve out of an allow (a warning, not an error)");
   AddDnsFlags(cmd, &f->dns);

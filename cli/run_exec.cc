@@ -19,10 +19,16 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::function<void(const enforce::RunPlan&)>& prepared) {
   // A run from the cache brings its compiled filter, and its IR carries no
   // syscall regions; only a run whose policy passed this check stored one.
+  const bool json = flags.output.format == "json";  // with --dry-run only (cli/run.cc)
   if (!filter && ir::KillsEverySyscall(ir.syscalls)) {
     // Strictly meant, and fatal: the command would die (SIGSYS, exit 159) at
     // its first syscall without a word.
-    if (!sink.diagnostics().empty()) {
+    if (json) {
+      PrintJsonDocument(DryRunDocument(), &sources, &sink,
+                        "policy " + ir.name +
+                            " has no syscalls section: every syscall would be killed; extend "
+                            "linux-base");
+    } else if (!sink.diagnostics().empty()) {
       OutputFlags text = flags.output;
       text.format = "text";
       PrintDiagnostics(sources, sink, text);
@@ -44,6 +50,7 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   std::string guard_error;
   if (!ir::GuardAgentEndpoints(&ir, endpoints, &guard_error)) {
     std::cerr << "ward run: " << guard_error << "; the command was not started\n";
+    if (json) PrintJsonDocument(DryRunDocument(), &sources, &sink, guard_error);
     return enforce::kRunSetupFailed;
   }
   if (endpoints != ir::DefaultAgentEndpoints()) options.policy_hash.clear();
@@ -54,7 +61,7 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   std::string error;
   enforce::RunPlanPtr plan =
       enforce::PrepareRun(ir, flags.command, options, flags.dry_run, sink, &error);
-  if (!sink.diagnostics().empty()) {
+  if (!json && !sink.diagnostics().empty()) {
     OutputFlags text = flags.output;
     text.format = "text";
     PrintDiagnostics(sources, sink, text);
@@ -62,7 +69,16 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   if (!plan) {
     std::cerr << "ward run: " << (error.empty() ? "the policy cannot be enforced here" : error)
               << "; the command was not started\n";
+    if (json) PrintJsonDocument(DryRunDocument(), &sources, &sink, error);
     return enforce::kRunSetupFailed;
+  }
+  if (flags.dry_run && json) {
+    Json doc = JsonDocument();
+    doc.update(
+        enforce::DescribeRunJson(*plan, [&sources](Span span) { return SpanJson(sources, span); }));
+    doc["front_end"] = front_end;
+    PrintJsonDocument(std::move(doc), &sources, &sink);
+    return kOk;
   }
   if (flags.dry_run) {
     std::cout << enforce::DescribeRun(*plan) << "front end: " << front_end << "\n";
@@ -77,6 +93,15 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
               << (code == enforce::kRunSetupFailed ? "; the command was not started" : "") << "\n";
   }
   return code;
+}
+
+Json DryRunDocument() {
+  Json doc = JsonDocument();
+  doc["policy"] = nullptr;
+  doc["command"] = nullptr;
+  doc["layers"] = Json::array();
+  doc["front_end"] = nullptr;
+  return doc;
 }
 
 int RunFromCache(int argc, char** argv) {

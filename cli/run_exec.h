@@ -46,6 +46,10 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
         const std::function<void(const enforce::RunPlan&)>& prepared);
 
+// `ward run --dry-run --format json`'s document when nothing was planned:
+// what DescribeRunJson fills, empty (cli/README.md).
+Json DryRunDocument();
+
 // `ward run` from the run cache (enforcers/run/run_cache.h), before any argument
 // parsing: its exit code, or -1 when the cache does not serve this command
 // line (then the normal path compiles the policy).

@@ -1017,6 +1017,7 @@ class Ebpf final : public NetworkEnforcer {
     EbpfApplyResult r;
     std::vector<backend::ResolvedAddress> resolved;
     if (options.resolve_domains) resolved = ResolveDomainGrants(policy, options.dns, sink);
+    if (options.resolved) *options.resolved = resolved;
     return EbpfApply(policy, *cg, resolved, sink, &r, error);
   }
   // The maps' entries do not expire: a refresh applies the policy again with

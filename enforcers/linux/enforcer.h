@@ -62,6 +62,9 @@ struct ApplyOptions {
   // Domain grants: resolve their names now into timed address entries.
   bool resolve_domains = true;
   DnsOptions dns;
+  // When set, Apply leaves there the answers it enforced (`ward apply
+  // --format json` lists them).
+  std::vector<backend::ResolvedAddress>* resolved = nullptr;
 };
 
 // The domain grants that name one host, which an address-based enforcer

@@ -227,6 +227,7 @@ class Nftables final : public NetworkEnforcer {
     if (apply.resolve_domains && nft::HasResolvableDomains(policy)) {
       options.resolved = ResolveDomainGrants(policy, apply.dns, sink);
     }
+    if (apply.resolved) *apply.resolved = options.resolved;
     nft::Ruleset ruleset;
     if (!nft::RenderRuleset(policy, options, &ruleset, sink)) return false;
     const bool loaded = cgroup && cgroup->mount != kNftCgroupRoot

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "backends/ebpf/maps.h"
@@ -34,6 +35,7 @@
 #include "enforcers/linux/mounts.h"
 #include "enforcers/linux/process.h"
 #include "enforcers/linux/seccomp.h"
+#include "language/constants.h"
 
 extern char** environ;
 
@@ -868,6 +870,142 @@ int CleanStaleRuns(const std::string& state_dir, std::string* error) {
     ++cleaned;
   }
   return cleaned;
+}
+
+// DescribeRunJson, layer by layer (kept apart from DescribeRun: its lines
+// are for people, these fields for programs).
+namespace {
+
+using Json = nlohmann::ordered_json;
+using Where = std::function<Json(Span)>;
+
+// "read,exec" as ["read", "exec"].
+Json RightList(uint8_t rights) {
+  Json list = Json::array();
+  std::istringstream names(backend::landlock::RightNames(rights));
+  for (std::string name; std::getline(names, name, ',');) list.push_back(name);
+  return list;
+}
+
+Json CgroupLayer(const RunPlan& plan, const Where& where) {
+  Json v1 = Json::array();
+  for (const CgroupDir& d : plan.cgroup.v1)
+    v1.push_back({{"controller", d.controller}, {"path", d.path}});
+  Json limits = Json::array();
+  for (const auto& [name, v] : plan.policy.limits) {
+    // Who holds it: the supervisor's clock, an rlimit (step 4) or the cgroup.
+    const char* by = name == "timeout" || name == "cpu_time" ? "supervisor"
+                     : name == "open_files"                  ? "rlimit"
+                                                             : "cgroup";
+    limits.push_back({{"name", name}, {"value", v.value}, {"by", by}, {"at", where(v.span)}});
+  }
+  return {{"step", 1},         {"layer", "cgroup"},   {"cgroup", plan.cgroup.v2.path},
+          {"namespace", true}, {"v1", std::move(v1)}, {"limits", std::move(limits)}};
+}
+
+Json NetworkLayer(const RunPlan& plan, const Where& where) {
+  Json rules = Json::array();
+  for (const ir::FlatRule& r : plan.policy.network.rules) {
+    Json j = {{"direction", r.direction == ir::Direction::kEgress ? "egress" : "ingress"},
+              {"allow", r.allow},
+              {"rule", backend::ebpf::RuleText(r)},
+              {"at", where(r.span)}};
+    if (!r.implicit.empty()) j["implicit"] = r.implicit;
+    rules.push_back(std::move(j));
+  }
+  Json resolved = Json::array();
+  for (const backend::ResolvedAddress& a : plan.resolved) {
+    resolved.push_back({{"direction", a.direction == ir::Direction::kEgress ? "egress" : "ingress"},
+                        {"name", a.pattern},
+                        {"address", FormatPrefix(a.address)},
+                        {"ttl", a.ttl}});
+  }
+  Json unix_rules = Json::array();
+  for (const ir::UnixRule& u : plan.policy.network.unix_rules) {
+    Json j = {
+        {"allow", u.allow}, {"abstract", u.abstract}, {"name", u.name}, {"at", where(u.span)}};
+    if (!u.implicit.empty()) j["implicit"] = u.implicit;
+    unix_rules.push_back(std::move(j));
+  }
+  return {{"step", 2},
+          {"layer", "network"},
+          {"enforcer", "ebpf"},
+          {"pinned_as", plan.net_policy},
+          {"rules", std::move(rules)},
+          {"resolved", std::move(resolved)},
+          {"unix", std::move(unix_rules)}};
+}
+
+Json FilesystemLayer(const RunPlan& plan) {
+  Json grants = Json::array();
+  for (const backend::landlock::Grant& g : plan.landlock.grants) {
+    grants.push_back({{"path", g.path}, {"rights", RightList(g.rights)}});
+  }
+  Json losses = Json::array();
+  for (const backend::landlock::Loss& l : plan.landlock.losses) {
+    losses.push_back({{"path", l.path}, {"rights", RightList(l.rights)}, {"why", l.why}});
+  }
+  const MountPlan& m = plan.mounts;
+  return {{"step", 3},
+          {"layer", "filesystem"},
+          {"landlock_abi", plan.landlock.abi},
+          {"home", plan.home.empty() ? Json(nullptr) : Json(plan.home)},
+          {"mounts",
+           {{"hidden", m.hidden},
+            {"read_only_root", m.read_only_root},
+            {"writable", m.writable},
+            {"read_only", m.read_only},
+            {"pinned", m.pinned}}},
+          {"grants", std::move(grants)},
+          {"losses", std::move(losses)}};
+}
+
+Json ProcessLayer(const RunPlan& plan) {
+  const PreparedProcess& p = plan.process;
+  Json kept = Json::array();
+  for (int cap = 0; cap <= p.last_cap; ++cap) {
+    if (!((p.keep_caps >> cap) & 1)) continue;
+    for (const std::string& name : CapabilityNames()) {
+      if (LookupCapability(name) == cap) kept.push_back(name);
+    }
+  }
+  Json rlimits = Json::array();
+  for (const PreparedProcess::Rlimit& r : p.rlimits) {
+    if (r.resource == RLIMIT_NOFILE) {
+      rlimits.push_back({{"resource", "RLIMIT_NOFILE"}, {"value", r.value.rlim_cur}});
+    }
+  }
+  return {
+      {"step", 4},
+      {"layer", "process"},
+      {"no_new_privileges", p.no_new_privileges},
+      {"capabilities_kept", std::move(kept)},
+      {"user", p.set_user ? Json{{"uid", p.uid}, {"gid", p.gid}} : Json(nullptr)},
+      {"rlimits", std::move(rlimits)},
+      {"descriptors_closed", true},
+      {"environment",
+       {{"variables", plan.env.size()}, {"filtered", !plan.policy.process.env_allowed.empty()}}}};
+}
+
+Json SeccompLayer(const RunPlan& plan) {
+  return {{"step", 5},
+          {"layer", "seccomp"},
+          {"arch", std::string(ArchName(MachineArch()))},
+          {"instructions", plan.filter.size() / 8},
+          {"filter", plan.filter_source},
+          {"guard",
+           {{"instructions", plan.guard.size() / 8},
+            {"netlink_route", plan.policy.network.netlink.count("route") > 0}}}};
+}
+
+}  // namespace
+
+Json DescribeRunJson(const RunPlan& plan, const Where& where) {
+  return {{"policy", plan.policy.name},
+          {"command", {{"path", plan.path}, {"argv", plan.argv}}},
+          {"layers",
+           {CgroupLayer(plan, where), NetworkLayer(plan, where), FilesystemLayer(plan),
+            ProcessLayer(plan), SeccompLayer(plan)}}};
 }
 
 }  // namespace ward::enforce

@@ -26,6 +26,7 @@
 
 #include <functional>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,6 +114,12 @@ const std::string& PlannedGuard(const RunPlan& plan);
 
 // Each layer and what it will enforce, for `ward run --dry-run`.
 std::string DescribeRun(const RunPlan& plan);
+// The same, as data, for `ward run --dry-run --format json` (the shape is
+// documented in cli/README.md): {"policy", "command", "layers": [one object
+// per step, in order]}. `where` names a rule's source ("file:line:col", or
+// null for an implicit one).
+nlohmann::ordered_json DescribeRunJson(const RunPlan& plan,
+                                       const std::function<nlohmann::ordered_json(Span)>& where);
 
 // Starts the command under the plan and supervises it to the end; returns
 // the exit code `ward run` exits with. On a failure of ward run's own
