@@ -25,6 +25,10 @@ int RunRun(const RunFlags& flags) {
     return enforce::kRunSetupFailed;
   }
   if (!CheckDnsFlags("run", flags.dns)) return enforce::kRunSetupFailed;
+  if (flags.file == kStdinArg) {  // the command's standard input, not a policy
+    std::cerr << "ward run: the policy cannot be - (standard input is the command's)\n";
+    return enforce::kRunSetupFailed;
+  }
   int exit_code = kOk;
   auto loaded = LoadPolicy(flags.file, flags.policy, flags.std_dir, flags.output, &exit_code);
   if (!loaded) return enforce::kRunSetupFailed;

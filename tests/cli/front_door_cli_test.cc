@@ -320,6 +320,10 @@ TEST_CASE("- reads standard input for check, lint, fmt and ir, named <stdin>", "
   CHECK(r.status == 1);
   CHECK(r.err.rfind("<stdin>:2:8: error[W1001]: cannot read 'lib/base.ward': No such file or "
                       "directory\n", 0) == 0);
+  // ward run: standard input is the command's.
+  r = WardIn(dir, "run - -- true < p.ward");
+  CHECK(r.status == 125);
+  CHECK(r.err == "ward run: the policy cannot be - (standard input is the command's)\n");
   // `-` once only.
   r = WardIn(dir, "check - - < p.ward");
   CHECK(r.status == 2);
