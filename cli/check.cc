@@ -51,7 +51,9 @@ int RunCheck(const CheckFlags& flags) {
 void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand("check", "Parse and check policies; print diagnostics");
-  cmd->add_option("files", flags->files, "policy files or folders (every .ward below); - for standard input")->required();
+  cmd->add_option("files", flags->files,
+                  "policy files or folders (every .ward below); - for standard input")
+      ->required();
   cmd->add_option("--std", flags->std_dir,
                   "standard library folder (default: $WARD_STD, then a vendored "
                   ".ward/std or policies/std upward, then share/ward/std beside the binary)");

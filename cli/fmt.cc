@@ -184,8 +184,11 @@ int RunFmt(const FmtFlags& flags) {
     if (!formatted || *formatted == text) {
       status(path, formatted ? "unchanged" : "error");
       if (from_stdin && formatted && write) {
-        if (json) files.back()["formatted"] = *formatted;
-        else std::cout << *formatted;
+        if (json) {
+          files.back()["formatted"] = *formatted;
+        } else {
+          std::cout << *formatted;
+        }
       }
       continue;
     }
@@ -203,8 +206,11 @@ int RunFmt(const FmtFlags& flags) {
     }
     if (from_stdin) {
       status(path, "reformatted");
-      if (json) files.back()["formatted"] = *formatted;
-      else std::cout << *formatted;
+      if (json) {
+        files.back()["formatted"] = *formatted;
+      } else {
+        std::cout << *formatted;
+      }
       continue;
     }
     std::string error;

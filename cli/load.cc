@@ -71,7 +71,8 @@ std::string PolicyFileProblem(const std::string& path) {
     const int error = errno;
     std::error_code ec;
     if (error == ENOENT && fs::is_symlink(path, ec)) {
-      return "is a symbolic link to " + fs::read_symlink(path, ec).string() + ", which does not exist";
+      return "is a symbolic link to " + fs::read_symlink(path, ec).string() +
+             ", which does not exist";
     }
     return Lower(std::strerror(error));
   }

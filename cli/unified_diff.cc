@@ -110,8 +110,8 @@ std::string UnifiedDiff(const std::string& old_name, const std::string& new_name
       a_count += script[e].mark != '+';
       b_count += script[e].mark != '-';
     }
-    out += "@@ -" + Range(script[begin].a, a_count) + " +" + Range(script[begin].b, b_count) +
-           " @@\n";
+    out +=
+        "@@ -" + Range(script[begin].a, a_count) + " +" + Range(script[begin].b, b_count) + " @@\n";
     for (size_t e = begin; e < end; ++e) {
       const Edit& edit = script[e];
       AppendLine(edit.mark, edit.mark == '+' ? b[edit.b] : a[edit.a], &out);

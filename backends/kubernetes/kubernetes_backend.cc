@@ -82,8 +82,8 @@ bool DomainsLeftOut(const ir::NetRules& net, const Options& options, DiagnosticS
       break;
     }
   }
-  const bool with_cilium = std::find(options.targets.begin(), options.targets.end(), "cilium") !=
-                           options.targets.end();
+  const bool with_cilium =
+      std::find(options.targets.begin(), options.targets.end(), "cilium") != options.targets.end();
   if (with_cilium) {
     sink.Note(Code::kCannotExpress, at,
               "NetworkPolicy cannot name domains; left to -t cilium (toFQDNs): " + names);

@@ -75,8 +75,9 @@ TEST_CASE("every command: options before or after FILE mean the same", "[cli][fr
         "  network { allow tcp to 10.0.0.0/8 port 443\n    allow tcp to 1.2.3.4 port 22 }\n"
         "}\n");
   Write(dir + "/messy.ward", "policy   p {\n}\n");
-  Write(dir + "/docker.json",
-        R"({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]})");
+  Write(
+      dir + "/docker.json",
+      R"({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]})");
   Write(dir + "/lint.yaml", "rules: {L2404: error}\n");
   struct Case {
     const char* command;
@@ -85,7 +86,8 @@ TEST_CASE("every command: options before or after FILE mean the same", "[cli][fr
     int status;
   };
   const std::vector<Case> cases = {
-      {"check", "check --color never --format json p.ward", "check p.ward --format json --color never", 0},
+      {"check", "check --color never --format json p.ward",
+       "check p.ward --format json --color never", 0},
       {"lint", "lint --config lint.yaml --fail-on warning --format json p.ward",
        "lint p.ward --format json --fail-on warning --config lint.yaml", 0},
       {"fmt", "fmt --check --format json messy.ward", "fmt messy.ward --format json --check", 1},
@@ -97,9 +99,14 @@ TEST_CASE("every command: options before or after FILE mean the same", "[cli][fr
        "diff p.ward q.ward --format json --fail-on widen", 1},
       {"import", "import --from docker-seccomp --capabilities CAP_NET_ADMIN docker.json",
        "import docker.json --capabilities CAP_NET_ADMIN --from docker-seccomp", 0},
-      {"import repeated", "import --capabilities CAP_NET_ADMIN --capabilities CAP_CHOWN --from docker-seccomp docker.json",
-       "import docker.json --capabilities CAP_NET_ADMIN --from docker-seccomp --capabilities CAP_CHOWN", 0},
-      {"audit verify", "audit verify --format json missing.log", "audit verify missing.log --format json", 2},
+      {"import repeated",
+       "import --capabilities CAP_NET_ADMIN --capabilities CAP_CHOWN --from docker-seccomp "
+       "docker.json",
+       "import docker.json --capabilities CAP_NET_ADMIN --from docker-seccomp --capabilities "
+       "CAP_CHOWN",
+       0},
+      {"audit verify", "audit verify --format json missing.log",
+       "audit verify missing.log --format json", 2},
       // explain is the lang helper's; the list options are taken one value
       // at a time here (cli/option_order.h), which is what the issue's
       // example needs.
@@ -137,7 +144,8 @@ TEST_CASE("an unreadable policy file is exit 2 with the same words for every com
   Write(dir + "/secret.ward", kPolicy);
   fs::permissions(dir + "/secret.ward", fs::perms::none);
   // Root reads any file: run as nobody when root.
-  const std::string as = geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
+  const std::string as =
+      geteuid() == 0 ? "setpriv --reuid=65534 --regid=65534 --clear-groups " : "";
   const std::string ward_cmd = std::string(WARD_BINARY) + " ";
   auto run = [&](const std::string& args) {
     return Shell("cd " + dir + " && " + kStd + " " + as + ward_cmd + args);
@@ -147,11 +155,14 @@ TEST_CASE("an unreadable policy file is exit 2 with the same words for every com
     std::string prefix;  // how the command names itself
   };
   const std::vector<Case> cases = {
-      {"check secret.ward", "ward check"},      {"lint secret.ward", "ward lint"},
-      {"fmt secret.ward", "ward fmt"},          {"ir secret.ward", "ward"},
+      {"check secret.ward", "ward check"},
+      {"lint secret.ward", "ward lint"},
+      {"fmt secret.ward", "ward fmt"},
+      {"ir secret.ward", "ward"},
       {"compile secret.ward -t oci -o out", "ward"},
       {"explain secret.ward --path /usr --access read", "ward"},
-      {"diff secret.ward p.ward", "ward diff"}, {"diff p.ward secret.ward", "ward diff"},
+      {"diff secret.ward p.ward", "ward diff"},
+      {"diff p.ward secret.ward", "ward diff"},
       {"import --from docker-seccomp secret.ward", "ward import"},
   };
   for (const Case& c : cases) {
@@ -181,19 +192,32 @@ TEST_CASE("exit codes: 1 for what a command finds, 2 for usage and operational f
     int status;
   };
   const std::vector<Case> cases = {
-      {"check p.ward", 0},         {"check bad.ward", 1},          {"check missing.ward", 2},
+      {"check p.ward", 0},
+      {"check bad.ward", 1},
+      {"check missing.ward", 2},
       {"check --format xml p.ward", 2},
-      {"lint p.ward", 0},          {"lint bad.ward", 1},           {"lint missing.ward", 2},
-      {"fmt --check p.ward", 0},   {"fmt --check bad.ward", 1},    {"fmt missing.ward", 2},
-      {"ir p.ward", 0},            {"ir bad.ward", 1},             {"ir missing.ward", 2},
+      {"lint p.ward", 0},
+      {"lint bad.ward", 1},
+      {"lint missing.ward", 2},
+      {"fmt --check p.ward", 0},
+      {"fmt --check bad.ward", 1},
+      {"fmt missing.ward", 2},
+      {"ir p.ward", 0},
+      {"ir bad.ward", 1},
+      {"ir missing.ward", 2},
       {"ir --policy nope p.ward", 2},
-      {"compile p.ward -t oci -o out", 0}, {"compile bad.ward -t oci -o out", 1},
-      {"compile missing.ward -t oci -o out", 2}, {"compile p.ward -t nope -o out", 2},
-      {"diff p.ward p.ward", 0},   {"diff bad.ward p.ward", 1},    {"diff missing.ward p.ward", 2},
+      {"compile p.ward -t oci -o out", 0},
+      {"compile bad.ward -t oci -o out", 1},
+      {"compile missing.ward -t oci -o out", 2},
+      {"compile p.ward -t nope -o out", 2},
+      {"diff p.ward p.ward", 0},
+      {"diff bad.ward p.ward", 1},
+      {"diff missing.ward p.ward", 2},
       {"explain p.ward --path /usr --access read", 0},
       {"explain p.ward --path /etc --access read --fail-on deny", 1},
       {"explain missing.ward --path /usr --access read", 2},
-      {"frobnicate", 2},           {"check --no-such-flag p.ward", 2},
+      {"frobnicate", 2},
+      {"check --no-such-flag p.ward", 2},
   };
   for (const Case& c : cases) {
     INFO(c.args);
@@ -212,7 +236,9 @@ TEST_CASE("a directory, FIFO, socket, device or symlink loop is named as what it
   fs::create_symlink("loop-a.ward", dir + "/loop-b.ward");
   fs::create_symlink("gone.ward", dir + "/dangling.ward");
   REQUIRE(Shell("/usr/bin/python3 -c \"import socket; socket.socket(socket.AF_UNIX)"
-                ".bind('" + dir + "/sock.ward')\"").status == 0);
+                ".bind('" +
+                dir + "/sock.ward')\"")
+              .status == 0);
   // A sparse file one byte over the 16 MiB cap.
   REQUIRE(truncate(Write(dir + "/huge.ward", "").c_str(), (16 << 20) + 1) == 0);
   Write(dir + "/ok.ward", kPolicy);
@@ -235,7 +261,8 @@ TEST_CASE("a directory, FIFO, socket, device or symlink loop is named as what it
       // `timeout`: a FIFO must never be opened for reading (it would block).
       Run r = WardIn(dir, std::string(command) + " " + c.file, "timeout 10 env " + kStd);
       CHECK(r.status == 2);
-      const std::string prefix = std::string(command) == "ir" ? "ward" : "ward " + std::string(command);
+      const std::string prefix =
+          std::string(command) == "ir" ? "ward" : "ward " + std::string(command);
       CHECK(r.err == prefix + ": " + c.file + ": " + c.problem + "\n");
     }
     Run r = WardIn(dir, "compile " + c.file + " -t oci -o out", "timeout 10 env " + kStd);
@@ -316,10 +343,12 @@ TEST_CASE("- reads standard input for check, lint, fmt and ir, named <stdin>", "
   CHECK(r.status == 0);
   CHECK(r.out == "checked 1 file, 1 policy: 0 errors, 0 warnings\n");
   // ...so from another folder the import is not found, at its line.
-  r = Shell("cd / && " + kStd + " " + WARD_BINARY + " check --color never - < " + dir + "/main.ward");
+  r = Shell("cd / && " + kStd + " " + WARD_BINARY + " check --color never - < " + dir +
+            "/main.ward");
   CHECK(r.status == 1);
   CHECK(r.err.rfind("<stdin>:2:8: error[W1001]: cannot read 'lib/base.ward': No such file or "
-                      "directory\n", 0) == 0);
+                    "directory\n",
+                    0) == 0);
   // ward run: standard input is the command's.
   r = WardIn(dir, "run - -- true < p.ward");
   CHECK(r.status == 125);
@@ -332,8 +361,7 @@ TEST_CASE("- reads standard input for check, lint, fmt and ir, named <stdin>", "
 
 // ---- 5. fmt --check --diff ----
 
-TEST_CASE("fmt --check --diff prints the whole unified diff, which patch applies",
-          "[cli][front]") {
+TEST_CASE("fmt --check --diff prints the whole unified diff, which patch applies", "[cli][front]") {
   const std::string dir = Folder("diff");
   // Changes far apart: three hunks.
   std::string messy = "import \"std/linux.ward\"\npolicy   p   extends linux-base {\n";
@@ -467,7 +495,8 @@ TEST_CASE("kubernetes refuses a domain rule with advice that works: -t kubernete
   CHECK(manifest["coverage"]["network"] == "unenforced");
   // The positive control: addresses only, kubernetes alone enforces them.
   Write(dir + "/addr.ward",
-        "import \"std/linux.ward\"\npolicy addr extends linux-base { network { allow tcp to 10.0.0.0/8 port 443 } }\n");
+        "import \"std/linux.ward\"\npolicy addr extends linux-base { network { allow tcp to "
+        "10.0.0.0/8 port 443 } }\n");
   r = WardIn(dir, "compile addr.ward -t kubernetes -o out2");
   CHECK(r.status == 0);
   manifest = nlohmann::json::parse(Slurp(dir + "/out2/manifest.json"));
