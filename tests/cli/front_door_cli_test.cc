@@ -349,6 +349,21 @@ TEST_CASE("- reads standard input for check, lint, fmt and ir, named <stdin>", "
   CHECK(r.err.rfind("<stdin>:2:8: error[W1001]: cannot read 'lib/base.ward': No such file or "
                     "directory\n",
                     0) == 0);
+  // fmt - --format json: the text in the document.
+  r = WardIn(dir, "fmt --format json - < messy.ward");
+  CHECK(r.status == 0);
+  auto fmt_json = nlohmann::json::parse(r.out);
+  CHECK(fmt_json["files"][0] == nlohmann::json({{"file", "<stdin>"},
+                                                {"status", "reformatted"},
+                                                {"formatted", "policy p {}\n"}}));
+  // diff: one side from standard input.
+  Write(dir + "/wider.ward", std::string(kPolicy).replace(std::string(kPolicy).find("/usr"), 4, "/"));
+  r = WardIn(dir, "diff --fail-on widen - wider.ward < p.ward");
+  CHECK(r.status == 1);
+  CHECK(r.out == WardIn(dir, "diff --fail-on widen p.ward wider.ward").out);
+  r = WardIn(dir, "diff - - < p.ward");
+  CHECK(r.status == 2);
+  CHECK(r.err == "ward diff: only one of OLD and NEW can be - (standard input)\n");
   // ward run: standard input is the command's.
   r = WardIn(dir, "run - -- true < p.ward");
   CHECK(r.status == 125);
