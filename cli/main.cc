@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   app.add_subcommand("push",
                      "Send a policy to a host's wardd, which enforces it (ward push --help)");
 
-  ward::cli::OneValuePerOption(app);
+  ward::cli::OneValuePerOption(app, {"run"});
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <set>
+#include <string>
 
 namespace ward::cli {
 
@@ -10,8 +12,9 @@ namespace ward::cli {
 // one value per occurrence: CLI11 lets an option that collects a list
 // (`--arg`, `--host`, `--resolve`, ...) take every word up to the next
 // option, FILE included; repeat the option for several values instead.
-// Positional arguments (a command after `--`) are left as they are. Call
-// after every subcommand is registered.
-void OneValuePerOption(CLI::App& app);
+// Positional arguments are left as they are, and so are the subcommands
+// named in `except` (`run`: its command after `--` has rules of its own,
+// cli/run.cc). Call after every subcommand is registered.
+void OneValuePerOption(CLI::App& app, const std::set<std::string>& except = {});
 
 }  // namespace ward::cli

@@ -353,11 +353,12 @@ TEST_CASE("- reads standard input for check, lint, fmt and ir, named <stdin>", "
   r = WardIn(dir, "fmt --format json - < messy.ward");
   CHECK(r.status == 0);
   auto fmt_json = nlohmann::json::parse(r.out);
-  CHECK(fmt_json["files"][0] == nlohmann::json({{"file", "<stdin>"},
-                                                {"status", "reformatted"},
-                                                {"formatted", "policy p {}\n"}}));
+  CHECK(fmt_json["files"][0] ==
+        nlohmann::json(
+            {{"file", "<stdin>"}, {"status", "reformatted"}, {"formatted", "policy p {}\n"}}));
   // diff: one side from standard input.
-  Write(dir + "/wider.ward", std::string(kPolicy).replace(std::string(kPolicy).find("/usr"), 4, "/"));
+  Write(dir + "/wider.ward",
+        std::string(kPolicy).replace(std::string(kPolicy).find("/usr"), 4, "/"));
   r = WardIn(dir, "diff --fail-on widen - wider.ward < p.ward");
   CHECK(r.status == 1);
   CHECK(r.out == WardIn(dir, "diff --fail-on widen p.ward wider.ward").out);

@@ -46,10 +46,16 @@ std::string Mutate(const std::string& text, std::mt19937_64& rng) {
     end = end == std::string::npos ? text.size() : end + 1;
     const std::string line = text.substr(start, end - start);
     switch (rng() % 10) {
-      case 0: break;                                              // dropped
-      case 1: out += "new " + std::to_string(rng() % 3) + "\n" + line; break;  // added
-      case 2: out += "changed\n"; break;
-      default: out += line;
+      case 0:
+        break;  // dropped
+      case 1:
+        out += "new " + std::to_string(rng() % 3) + "\n" + line;
+        break;  // added
+      case 2:
+        out += "changed\n";
+        break;
+      default:
+        out += line;
     }
     start = end;
   }
@@ -67,8 +73,7 @@ TEST_CASE("unified diff: equal texts give nothing; edge ranges are GNU diff's", 
         "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-x\n+x\n\\ No newline at end of file\n");
 }
 
-TEST_CASE("unified diff: patch turns the old text into the new, over random texts",
-          "[cli][fmt]") {
+TEST_CASE("unified diff: patch turns the old text into the new, over random texts", "[cli][fmt]") {
   uint64_t seed = std::random_device{}();
   if (const char* s = std::getenv("WARD_SEED")) seed = std::strtoull(s, nullptr, 10);
   INFO("seed " << seed << " (replay: WARD_SEED=" << seed << ")");
