@@ -44,6 +44,10 @@ struct Options {
   // (approximated towards deny, with a warning listing it) instead of being
   // an error.
   bool partial = false;
+  // Every target compiled together with this one (`-t kubernetes,cilium`),
+  // itself included: a backend may leave to another what that one carries
+  // (kubernetes leaves domain grants to cilium). Set by CompileBundle.
+  std::vector<std::string> targets;
 };
 
 struct Result {

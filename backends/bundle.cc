@@ -88,9 +88,12 @@ bool CompileBundle(const ir::Policy& ir, const SourceManager& sources,
   // Backends that enforce the same section say the same things about it
   // (B3003 from seccomp and oci): each message is reported once.
   std::set<std::tuple<Code, FileId, uint32_t, uint32_t, std::string>> said;
+  Options together = options;
+  together.targets.clear();
+  for (const Backend* b : chosen) together.targets.push_back(std::string(b->name()));
   for (const Backend* b : chosen) {
     DiagnosticSink own;
-    Result r = b->Compile(ir, options, own);
+    Result r = b->Compile(ir, together, own);
     for (const Diagnostic& d : own.diagnostics()) {
       if (said.emplace(d.code, d.span.file, d.span.begin, d.span.end, d.message).second) {
         sink.Report(d);

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "compiler/policy.h"
 #include "language/check.h"
@@ -16,16 +17,16 @@ struct CheckFlags {
 };
 
 int RunCheck(const CheckFlags& flags) {
-  std::vector<std::string> paths;
-  if (!ExpandPolicyPaths(flags.files, &paths)) return kUsage;
+  PolicyInputs inputs;
+  if (!ExpandPolicyInputs("check", flags.files, /*folders=*/true, &inputs)) return kUsage;
+  const std::vector<std::string>& paths = inputs.paths;
   if (paths.empty()) {
     std::cerr << "ward check: no .ward files found\n";
     return kUsage;
   }
   SourceManager sources;
   DiagnosticSink sink;
-  FrontendOptions options;
-  options.std_dir = flags.std_dir;
+  FrontendOptions options = FrontendFor(inputs, flags.std_dir);
   Program program = RunFrontend(paths, options, sources, sink);
   // Errors found only while lowering (syscall conflicts, too many regions)
   // are check's to report too.
@@ -50,10 +51,12 @@ int RunCheck(const CheckFlags& flags) {
 void AddCheckCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand("check", "Parse and check policies; print diagnostics");
-  cmd->add_option("files", flags->files, "policy files or folders (every .ward below)")->required();
+  cmd->add_option("files", flags->files,
+                  "policy files or folders (every .ward below); - for standard input")
+      ->required();
   cmd->add_option("--std", flags->std_dir,
-                  "standard library folder (default: $WARD_STD, "
-                  "then share/ward/std beside the binary)");
+                  "standard library folder (default: $WARD_STD, then a vendored "
+                  ".ward/std or policies/std upward, then share/ward/std beside the binary)");
   cmd->add_option("--format", flags->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

@@ -11,7 +11,6 @@
 // action changed: "x86_64 clone(arg0=0x10000000)").
 #include <unistd.h>
 
-#include <filesystem>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -33,12 +32,18 @@ struct DiffFlags {
 };
 
 int RunDiff(const DiffFlags& f) {
+  // Both files before either is loaded: no diagnostics for OLD when NEW is
+  // not there.
   for (const std::string& file : {f.old_file, f.new_file}) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(file, ec)) {
-      std::cerr << "ward diff: " << file << ": no such file\n";
+    if (file == kStdinArg) continue;
+    if (std::string problem = PolicyFileProblem(file); !problem.empty()) {
+      std::cerr << "ward diff: " << file << ": " << problem << "\n";
       return kUsage;
     }
+  }
+  if (f.old_file == kStdinArg && f.new_file == kStdinArg) {
+    std::cerr << "ward diff: only one of OLD and NEW can be - (standard input)\n";
+    return kUsage;
   }
   if (f.home && (f.home->empty() || (*f.home)[0] != '/')) {
     std::cerr << "ward diff: --home must be an absolute path\n";

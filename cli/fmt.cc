@@ -1,18 +1,25 @@
-// `ward fmt [--check] FILE...`: rewrites policy files in the canonical layout
-// (language/format.h; the rules are in language/README.md).
+// `ward fmt [--check] [--diff] FILE...`: rewrites policy files in the
+// canonical layout (language/format.h; the rules are in language/README.md).
 //
-// Without --check, every file whose text changes is replaced atomically
-// (a temporary file beside it, then rename) and named on stdout as
+// Without --check or --diff, every file whose text changes is replaced
+// atomically (a temporary file beside it, then rename) and named on stdout as
 // `reformatted FILE`; files already canonical are not touched. With --check
 // nothing is written: each file that would change is named as
 // `would reformat FILE`, followed by a short unified-style hint (the first
-// differing lines). A file that does not parse is refused with its
-// diagnostic (stderr) and left as it is.
+// differing lines). With --diff nothing is written either: stdout is the
+// whole unified diff of every file that would change (`--- a/FILE`,
+// `+++ b/FILE`, as `patch -p1` applies it; cli/unified_diff.h), and nothing
+// else. A file that does not parse is refused with its diagnostic (stderr)
+// and left as it is.
 //
-// `--format json` prints one document instead (no hints):
+// `-` as FILE formats standard input: the formatted text goes to stdout
+// (with --check or --diff: the hint or the diff instead), named `<stdin>`.
+//
+// `--format json` prints one document instead (no hints, no diff):
 // {"version": 1, "files": [{"file", "status"}], "diagnostics": [...]}, status
-// one of "unchanged", "reformatted", "would-reformat", "error"; diagnostics
-// as in `ward check --format json`.
+// one of "unchanged", "reformatted", "would-reformat", "error"; `<stdin>`'s
+// entry also has "formatted" (the text) unless --check; diagnostics as in
+// `ward check --format json`.
 //
 // Exit codes: 0 all files canonical (or rewritten); 1 a file does not parse,
 // or with --check a file would change; 2 usage or I/O errors.
@@ -30,7 +37,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/load.h"
 #include "cli/output.h"
+#include "cli/unified_diff.h"
 #include "enforcers/linux/files.h"
 #include "language/format.h"
 
@@ -43,6 +52,7 @@ constexpr size_t kHintLines = 12;   // changed lines shown at most
 struct FmtFlags {
   std::vector<std::string> files;
   bool check = false;
+  bool diff = false;
   OutputFlags output;
 };
 
@@ -135,9 +145,15 @@ bool ReadFile(const std::string& path, std::string* text) {
   return !in.bad();
 }
 
+// `a/FILE` and `b/FILE`, as git names them (patch -p1 strips the prefix).
+std::string DiffName(char side, const std::string& path) {
+  return std::string(1, side) + (path.empty() || path[0] != '/' ? "/" : "") + path;
+}
+
 int RunFmt(const FmtFlags& flags) {
-  std::vector<std::string> paths;
-  if (!ExpandPolicyPaths(flags.files, &paths)) return kUsage;
+  PolicyInputs inputs;
+  if (!ExpandPolicyInputs("fmt", flags.files, /*folders=*/true, &inputs)) return kUsage;
+  const std::vector<std::string>& paths = inputs.paths;
   if (paths.empty()) {
     std::cerr << "ward fmt: no .ward files found\n";
     return kUsage;
@@ -146,14 +162,18 @@ int RunFmt(const FmtFlags& flags) {
   DiagnosticSink sink;
   bool io_error = false;
   bool json = flags.output.format == "json";
+  const bool write = !flags.check && !flags.diff;
   size_t changed = 0;
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   auto status = [&](const std::string& path, const char* what) {
     files.push_back({{"file", path}, {"status", what}});
   };
   for (const std::string& path : paths) {
+    const bool from_stdin = inputs.stdin_text && path == kStdinName;
     std::string text;
-    if (!ReadFile(path, &text)) {
+    if (from_stdin) {
+      text = *inputs.stdin_text;
+    } else if (!ReadFile(path, &text)) {
       std::cerr << "ward fmt: " << path << ": cannot read: " << std::strerror(errno) << "\n";
       io_error = true;
       status(path, "error");
@@ -163,14 +183,34 @@ int RunFmt(const FmtFlags& flags) {
     std::optional<std::string> formatted = FormatFile(sources, id, sink);
     if (!formatted || *formatted == text) {
       status(path, formatted ? "unchanged" : "error");
+      if (from_stdin && formatted && write) {
+        if (json) {
+          files.back()["formatted"] = *formatted;
+        } else {
+          std::cout << *formatted;
+        }
+      }
       continue;
     }
     ++changed;
-    if (flags.check) {
+    if (!write) {
       status(path, "would-reformat");
       if (json) continue;
+      if (flags.diff) {
+        std::cout << UnifiedDiff(DiffName('a', path), DiffName('b', path), text, *formatted);
+        continue;
+      }
       std::cout << "would reformat " << path << "\n";
       PrintHint(path, text, *formatted);
+      continue;
+    }
+    if (from_stdin) {
+      status(path, "reformatted");
+      if (json) {
+        files.back()["formatted"] = *formatted;
+      } else {
+        std::cout << *formatted;
+      }
       continue;
     }
     std::string error;
@@ -192,7 +232,7 @@ int RunFmt(const FmtFlags& flags) {
   } else {
     PrintDiagnostics(sources, sink, flags.output);
   }
-  if (flags.check && changed > 0 && !json) {
+  if (!write && changed > 0 && !json) {
     std::cerr << "ward fmt: " << changed << " of " << paths.size() << " file"
               << (paths.size() == 1 ? "" : "s") << " would be reformatted\n";
   }
@@ -205,9 +245,15 @@ int RunFmt(const FmtFlags& flags) {
 void AddFmtCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<FmtFlags>();
   CLI::App* cmd = app.add_subcommand("fmt", "Rewrite policies in the canonical layout");
-  cmd->add_option("files", flags->files, "policy files or folders (every .ward below)")->required();
+  cmd->add_option("files", flags->files,
+                  "policy files or folders (every .ward below); - for standard input (the "
+                  "formatted text to stdout)")
+      ->required();
   cmd->add_flag("--check", flags->check,
                 "change nothing; list the files that would change and exit 1 if any");
+  cmd->add_flag("--diff", flags->diff,
+                "change nothing; print the unified diff of every file that would change "
+                "(patch -p1 applies it)");
   cmd->add_option("--format", flags->output.format, "output format")
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

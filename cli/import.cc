@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/load.h"
 #include "cli/output.h"
 #include "compiler/policy.h"
 #include "enforcers/linux/files.h"
@@ -42,10 +43,14 @@ void PrintImportDiagnostics(const std::string& file,
 }
 
 int RunImport(const ImportFlags& flags) {
+  // The same checks and words as for a policy file (cli/load.h).
+  if (std::string problem = PolicyFileProblem(flags.file); !problem.empty()) {
+    std::cerr << "ward import: " << flags.file << ": " << problem << "\n";
+    return kUsage;
+  }
   std::ifstream in(flags.file, std::ios::binary);
-  std::error_code ec;
-  if (!in || std::filesystem::is_directory(flags.file, ec)) {
-    std::cerr << "ward: " << flags.file << ": no such file\n";
+  if (!in) {
+    std::cerr << "ward import: " << flags.file << ": cannot read\n";
     return kUsage;
   }
   std::stringstream buffer;
@@ -87,9 +92,10 @@ int RunImport(const ImportFlags& flags) {
   }
   if (checked.no_std) return kUsage;
   if (checked.internal_error) {
+    // Ward's fault, not the input's: not a finding (1) but a failure (2).
     std::cerr << "ward import: internal error: the imported policy does not check; "
                  "nothing written\n";
-    return kFound;
+    return kUsage;
   }
   if (!result.ok) {
     std::cerr << "ward import: nothing written\n";

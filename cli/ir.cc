@@ -28,7 +28,7 @@ int RunIr(const IrFlags& flags) {
 void AddIrCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<IrFlags>();
   CLI::App* cmd = app.add_subcommand("ir", "Print a policy's canonical IR as JSON");
-  cmd->add_option("file", flags->file, "policy file")->required();
+  cmd->add_option("file", flags->file, "policy file; - for standard input")->required();
   cmd->add_option("--policy", flags->policy, "the policy, when the file holds several");
   cmd->add_option("--std", flags->std_dir, "standard library folder");
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

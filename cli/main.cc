@@ -11,6 +11,7 @@
 
 #include "backends/registry.h"
 #include "cli/commands.h"
+#include "cli/option_order.h"
 #include "cli/output.h"
 #include "cli/programs.h"
 
@@ -76,6 +77,8 @@ int main(int argc, char** argv) {
   // them over before this parser runs).
   app.add_subcommand("push",
                      "Send a policy to a host's wardd, which enforces it (ward push --help)");
+
+  ward::cli::OneValuePerOption(app, {"run"});
 
   std::string help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one subcommand");

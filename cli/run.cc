@@ -30,6 +30,10 @@ int RunRun(const RunFlags& flags) {
     std::cerr << "ward run: --format json needs --dry-run\n";
     return enforce::kRunSetupFailed;
   }
+  if (flags.file == kStdinArg) {  // the command's standard input, not a policy
+    std::cerr << "ward run: the policy cannot be - (standard input is the command's)\n";
+    return enforce::kRunSetupFailed;
+  }
   int exit_code = kOk;
   auto loaded = LoadPolicyForReport(flags.file, flags.policy, flags.std_dir, flags.output,
                                     DryRunDocument(), &exit_code);

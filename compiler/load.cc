@@ -8,15 +8,22 @@ std::unique_ptr<LoadedPolicy> LoadPolicyFile(const std::string& file,
                                              const std::optional<std::string>& policy,
                                              const std::string& std_dir, LoadStatus* status,
                                              std::string* error) {
+  FrontendOptions options;
+  options.std_dir = std_dir;
+  return LoadPolicyFile(file, policy, options, status, error);
+}
+
+std::unique_ptr<LoadedPolicy> LoadPolicyFile(const std::string& file,
+                                             const std::optional<std::string>& policy,
+                                             const FrontendOptions& options, LoadStatus* status,
+                                             std::string* error) {
   auto loaded = std::make_unique<LoadedPolicy>();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
+  if (!options.memory_files.count(file) && !std::filesystem::is_regular_file(file, ec)) {
     *error = file + ": no such file";
     *status = LoadStatus::kNoFile;
     return loaded;
   }
-  FrontendOptions options;
-  options.std_dir = std_dir;
   loaded->program = RunFrontend({file}, options, loaded->sources, loaded->sink);
   if (loaded->sink.has_errors()) {
     *status =

@@ -34,5 +34,11 @@ std::unique_ptr<LoadedPolicy> LoadPolicyFile(const std::string& file,
                                              const std::optional<std::string>& policy,
                                              const std::string& std_dir, LoadStatus* status,
                                              std::string* error);
+// The same with the front end's options: `file` may be one of
+// `options.memory_files` (standard input, cli/load.h).
+std::unique_ptr<LoadedPolicy> LoadPolicyFile(const std::string& file,
+                                             const std::optional<std::string>& policy,
+                                             const FrontendOptions& options, LoadStatus* status,
+                                             std::string* error);
 
 }  // namespace ward::ir

@@ -1,5 +1,7 @@
 #include "backends/kubernetes/kubernetes_backend.h"
 
+#include <algorithm>
+
 #include "backends/bypass_warnings.h"
 #include "backends/kubernetes/k8s_common.h"
 #include "backends/oci/seccomp_profile.h"
@@ -56,9 +58,14 @@ ordered_json Rules(const ir::Partition& partition, const char* peers_key) {
   return rules;
 }
 
-// Domain grants: NetworkPolicy has no names. Left out (towards deny) with a
-// warning that lists them; the network section is then not enforced.
-bool DomainsLeftOut(const ir::NetRules& net, bool partial, DiagnosticSink& sink) {
+// Domain grants: NetworkPolicy has no names. Left out (towards deny): with
+// cilium among the targets, which carries them as toFQDNs, a note says so
+// (the union of both objects' grants is Cilium's); else an error, or with
+// --partial a warning, that lists them. The network section is then not
+// enforced by kubernetes (the manifest's coverage names cilium, or nothing).
+// `*refused`: the error was given.
+bool DomainsLeftOut(const ir::NetRules& net, const Options& options, DiagnosticSink& sink,
+                    bool* refused) {
   std::string names;
   Span at;
   for (const auto* domains : {&net.egress_domains, &net.ingress_domains}) {
@@ -75,14 +82,24 @@ bool DomainsLeftOut(const ir::NetRules& net, bool partial, DiagnosticSink& sink)
       break;
     }
   }
-  if (!partial) {
+  const bool with_cilium =
+      std::find(options.targets.begin(), options.targets.end(), "cilium") != options.targets.end();
+  if (with_cilium) {
+    sink.Note(Code::kCannotExpress, at,
+              "NetworkPolicy cannot name domains; left to -t cilium (toFQDNs): " + names);
+    return true;
+  }
+  if (!options.partial) {
+    *refused = true;
     sink.Error(Code::kCannotExpress, at, "NetworkPolicy cannot name domains: " + names,
-               "use -t cilium (toFQDNs), or pass --partial to leave them out (not allowed)");
+               "compile with Cilium too (-t kubernetes,cilium: its toFQDNs carries them), or "
+               "pass --partial to leave them out (not allowed)");
     return true;
   }
   sink.Warning(Code::kCannotExpress, at,
                "NetworkPolicy cannot name domains; left out (not allowed): " + names,
-               "the network section is not enforced by -t kubernetes: add -t cilium (toFQDNs)");
+               "the network section is not enforced by -t kubernetes: compile with Cilium too "
+               "(-t kubernetes,cilium)");
   return true;
 }
 
@@ -131,8 +148,9 @@ class Kubernetes final : public Backend {
 
     // ---- network ----
     const ir::NetRules& net = policy.network;
-    const bool domains_left_out = DomainsLeftOut(net, options.partial, sink);
-    if (domains_left_out && !options.partial) return result;
+    bool refused = false;
+    const bool domains_left_out = DomainsLeftOut(net, options, sink, &refused);
+    if (refused) return result;
     k8s::WarnIcmp(net, "NetworkPolicy", sink);
     k8s::WarnLoopback(net, "NetworkPolicy", sink);
     k8s::WarnUnix(net, "NetworkPolicy", sink);

@@ -153,8 +153,10 @@ void ApplySuppressions(const SourceManager& sources, const SuppressionMap& map,
   }
 }
 
-void ApplyConfig(const Config& config, std::vector<Finding>& findings) {
+void ApplyConfig(const Options& options, std::vector<Finding>& findings) {
   for (Finding& f : findings) {
+    auto own = options.file_configs.find(f.span.file);
+    const Config& config = own != options.file_configs.end() ? own->second : options.config;
     auto it = config.levels.find(f.rule->id);
     if (it == config.levels.end()) continue;
     if (it->second == Level::kOff) {
@@ -203,7 +205,7 @@ std::vector<Finding> Lint(const Program& program, const SourceManager& sources,
   SuppressionMap suppressions = CollectSuppressions(program, sources, out);
   std::vector<Finding> findings = std::move(out.all());
   SortAndDedupe(findings);
-  ApplyConfig(options.config, findings);
+  ApplyConfig(options, findings);
   ApplySuppressions(sources, suppressions, findings);
   return findings;
 }

@@ -75,6 +75,9 @@ bool ParseConfig(const std::string& text, Config* config, std::string* error);
 
 struct Options {
   Config config;
+  // A configuration per file (`ward lint` finds one upward from each file):
+  // a finding takes the one of the file it is in, else `config`.
+  std::map<FileId, Config> file_configs;
   // Where `~` points for the filesystem probes (credentials, shell files).
   std::string home = "/home/user";
 };

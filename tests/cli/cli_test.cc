@@ -44,7 +44,7 @@ TEST_CASE("check: usage errors and missing files exit 2") {
   CHECK(Ward("check --format xml x.ward", kStd).status == 2);
   Run missing = Ward("check /nonexistent/policy.ward", kStd);
   CHECK(missing.status == 2);
-  CHECK(missing.err == "ward: /nonexistent/policy.ward: no such file or directory\n");
+  CHECK(missing.err == "ward check: /nonexistent/policy.ward: no such file or directory\n");
   CHECK(Ward("frobnicate", kStd).status == 2);
 }
 

@@ -175,7 +175,7 @@ TEST_CASE("diff: a missing file is exit 2, a policy with errors exit 1") {
   std::string a = Write("ok.ward", kOld);
   Run r = Ward("diff " + a + " " + TempDir() + "/missing.ward");
   CHECK(r.status == 2);
-  CHECK(r.err == "ward diff: " + TempDir() + "/missing.ward: no such file\n");
+  CHECK(r.err == "ward diff: " + TempDir() + "/missing.ward: no such file or directory\n");
   CHECK(r.out.empty());
   std::string bad = Write("bad.ward", "policy p {\n  limits { pids lots }\n}\n");
   r = Ward("diff --color never " + a + " " + bad);

@@ -88,7 +88,7 @@ TEST_CASE("import: usage errors exit 2") {
   CHECK(Ward("import --from kubernetes " + p, kStd).status == 2);  // unknown format
   Run missing = Ward("import --from docker-seccomp /nonexistent.json", kStd);
   CHECK(missing.status == 2);
-  CHECK(missing.err == "ward: /nonexistent.json: no such file\n");
+  CHECK(missing.err == "ward import: /nonexistent.json: no such file or directory\n");
   Run kernel = Ward("import --from docker-seccomp --kernel new " + p, kStd);
   CHECK(kernel.status == 2);
   CHECK(kernel.err == "ward import: --kernel takes MAJOR.MINOR[.PATCH], not 'new'\n");

@@ -254,6 +254,31 @@ policy p {
   CHECK_FALSE(NetworkPolicyAllows(docs, {{"ward/policy", "p"}}, Q(kE, kTcp, "140.82.112.3", 443)));
 }
 
+TEST_CASE("kubernetes with cilium among the targets: domain allows left to it, not refused") {
+  const char* source = R"(
+policy p {
+  network {
+    allow tcp to "github.com" port 443
+    allow udp to 10.0.0.10 port 53
+  }
+})";
+  backend::Options options;
+  options.targets = {"kubernetes", "cilium"};
+  auto c = CompileWith(backend::KubernetesBackend(), source, options);
+  REQUIRE(c->result.ok);
+  CHECK(c->Diagnostics().find("note[B3002]: NetworkPolicy cannot name domains; left to -t cilium "
+                              "(toFQDNs): github.com\n") != std::string::npos);
+  CHECK(c->Diagnostics().find("error") == std::string::npos);
+  CHECK_FALSE(Has(c->result.enforced, backend::Section::kNetwork));
+  // The NetworkPolicy objects keep the address rules and never the name's.
+  const auto docs = ReadYamlStream(c->Artifact(".networkpolicy.yaml"));
+  CHECK(NetworkPolicyAllows(docs, {{"ward/policy", "p"}}, Q(kE, kUdp, "10.0.0.10", 53)));
+  CHECK_FALSE(NetworkPolicyAllows(docs, {{"ward/policy", "p"}}, Q(kE, kTcp, "140.82.112.3", 443)));
+  // The positive control: another companion target changes nothing.
+  options.targets = {"kubernetes", "oci"};
+  CHECK_FALSE(CompileWith(backend::KubernetesBackend(), source, options)->result.ok);
+}
+
 TEST_CASE("kubernetes: a DNS rule only where the IR has one") {
   auto c = K8s("policy p { network { allow tcp to 1.2.3.4 port 443 } }");
   REQUIRE(c->result.ok);
