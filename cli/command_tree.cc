@@ -27,7 +27,7 @@ OptionNode DescribeOption(const CLI::Option& opt) {
   for (const std::string& s : opt.get_snames()) o.names.push_back("-" + s);
   for (const std::string& l : opt.get_lnames()) o.names.push_back("--" + l);
   o.description = opt.get_description();
-  o.takes_value = opt.get_type_size_max() != 0;
+  o.takes_value = opt.get_expected_max() != 0;
   o.list = opt.get_delimiter() == ',';
   if (o.takes_value) o.values = ValueSet(opt.get_type_name());
   return o;
@@ -53,6 +53,7 @@ CommandNode DescribeApp(const CLI::App& app) {
   for (const CLI::Option* opt : app.get_options()) {
     if (opt->get_group().empty()) continue;
     if (opt->get_positional() && !opt->nonpositional()) {
+      if (node.positionals.empty()) node.positional_values = ValueSet(opt->get_type_name());
       node.positionals.push_back(opt->get_name());
     } else {
       node.options.push_back(DescribeOption(*opt));

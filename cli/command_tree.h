@@ -27,6 +27,7 @@ struct CommandNode {
   std::string description;
   std::vector<OptionNode> options;       // --help included
   std::vector<std::string> positionals;  // their names, in order
+  std::vector<std::string> positional_values;  // the first one's fixed set (bash zsh fish)
   std::vector<CommandNode> commands;     // in registration order
 };
 

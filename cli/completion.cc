@@ -38,8 +38,10 @@ std::string CaseTables(const CommandNode& tree) {
             "# fails for an option that takes none. A list's values come after __list__.\n"
             "_ward_values() {\n  case \"$1 $2\" in\n";
   Walk(tree, "", [&](const CommandNode& node, const std::string& path) {
+    // The words a command takes next: its commands, else the fixed values
+    // of its first argument; `ward help COMMAND`: ward's commands.
     std::vector<std::string> names = CommandNames(node);
-    // `ward help COMMAND`: the commands are its words.
+    if (names.empty()) names = node.positional_values;
     if (path == "help") names = CommandNames(tree);
     if (!names.empty()) commands << "    \"" << path << "\") echo \"" << Words(names) << "\" ;;\n";
     std::vector<std::string> all;
@@ -166,6 +168,10 @@ std::string Fish(const CommandNode& tree) {
     for (const CommandNode& c : subs) {
       out << "complete -c ward -f -n " << FishQuote(seen) << " -a " << c.name << " -d "
           << FishQuote(c.description) << "\n";
+    }
+    if (subs.empty() && !node.positional_values.empty()) {
+      out << "complete -c ward -f -n " << FishQuote(seen) << " -a "
+          << FishQuote(Words(node.positional_values)) << "\n";
     }
     for (const OptionNode& o : node.options) {
       out << "complete -c ward -n " << FishQuote(seen);

@@ -73,9 +73,10 @@ bool IsRemote(int argc, char** argv) {
 void AddTargetValues(ward::cli::CommandNode* tree) {
   using ward::cli::CommandNode;
   std::vector<std::string> targets;
+  // In `ward compile -t help`'s order.
   for (const ward::backend::Backend* b : ward::backend::AllBackends()) targets.emplace_back(b->name());
-  for (const ward::backend::Profile& p : ward::backend::AllProfiles()) targets.emplace_back(p.name);
   targets.emplace_back("wardd-bundle");
+  for (const ward::backend::Profile& p : ward::backend::AllProfiles()) targets.emplace_back(p.name);
   targets.emplace_back("help");
   std::vector<std::string> enforcers;
   for (const ward::enforce::NetworkEnforcer* e : ward::enforce::NetworkEnforcers()) {
@@ -101,7 +102,8 @@ void AddTargetValues(ward::cli::CommandNode* tree) {
 int Help(const CLI::App& app, const CLI::App& remote, const ward::cli::CommandNode& tree,
          const std::vector<std::string>& topic) {
   if (topic.empty()) {
-    std::cout << app.help();
+    // (app.help() would describe the command chosen: help itself.)
+    std::cout << app.get_formatter()->make_help(&app, app.get_name(), CLI::AppFormatMode::Normal);
     return ward::cli::kOk;
   }
   const CLI::App* local = &app;
