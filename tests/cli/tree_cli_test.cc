@@ -98,6 +98,10 @@ TEST_CASE("did you mean: nested commands, the --host form and ward-remote's own 
   r = Ward("push --host unix:///nowhere --polcy p f.ward");
   CHECK(r.status == 2);
   CHECK(r.err == "ward push: unknown option '--polcy': did you mean '--policy'?\n");
+  // ward compile -t wardd-bundle is parsed by ward-bundle, which says the same.
+  r = Ward("compile -t wardd-bundle --outptu d f.ward");
+  CHECK(r.status == 2);
+  CHECK(r.err == "ward compile: unknown option '--outptu': did you mean '--output'?\n");
   // ward run keeps 125 for its own usage errors; the command after -- is
   // nobody's typo.
   r = Ward("run --polcy p f.ward -- sh -c true");
@@ -148,15 +152,26 @@ TEST_CASE("--version: version, commit, build type and the libraries' versions") 
                         "cilium", "seatbelt", "firecracker"}) {
     backends += std::string(" ") + b;
   }
-  CHECK(r.out == std::string("ward ") + WARD_PROJECT_VERSION + "\ncommit: " + WARD_GIT_COMMIT +
+  // The commit: git describe when CMake configured the build, one of this
+  // checkout's commits (HEAD or an ancestor: configure ran before the last
+  // commits), "-dirty" when the tree had changes.
+  const std::vector<std::string> lines = [&] {
+    std::vector<std::string> out;
+    std::istringstream in(r.out);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  }();
+  REQUIRE(lines.size() == 7);
+  REQUIRE(lines[1].rfind("commit: ", 0) == 0);
+  const std::string commit = lines[1].substr(8, lines[1].find("-dirty") - 8);
+  CHECK(commit.size() == 12);
+  CHECK(Shell("git -C " + std::string(WARD_SOURCE_DIR) + " merge-base --is-ancestor " + commit +
+              " HEAD")
+            .status == 0);
+  CHECK(r.out == std::string("ward ") + WARD_PROJECT_VERSION + "\n" + lines[1] +
                      "\nbuild type: " + WARD_BUILD_TYPE + "\nlibseccomp: " + seccomp +
                      "\nlibbpf: " + bpf + "\nlibnftables: " + nft + " (at build time)\nbackends:" +
                      backends + "\n");
-  // The commit is one of the checkout's.
-  std::string commit = WARD_GIT_COMMIT;
-  commit = commit.substr(0, commit.find("-dirty"));
-  Run type = Shell("git -C " + std::string(WARD_SOURCE_DIR) + " cat-file -t " + commit);
-  CHECK(type.out == "commit\n");
 }
 
 TEST_CASE("completion bash: commands, options and their values, run in bash") {
@@ -252,6 +267,16 @@ TEST_CASE("man pages: one per command, rendered by man and groff without a warni
     CHECK(m.err.empty());
     CHECK(m.out.find("NAME\n       " + page + " - ") != std::string::npos);
   }
+  // cmake --install puts them in share/man/man1, where man finds them.
+  const std::string prefix = ward::test::ScratchDir() + "/prefix";
+  Run install = Shell(std::string(WARD_CMAKE) + " --install " + WARD_CLI_BUILD_DIR + " --prefix " + prefix);
+  CHECK(install.status == 0);
+  for (const std::string& page : pages) {
+    INFO(page);
+    CHECK(Shell("cmp " + dir + "/" + page + ".1 " + prefix + "/share/man/man1/" + page + ".1").status == 0);
+  }
+  CHECK(Shell("MANPATH=" + prefix + "/share/man man -w ward-doctor").out ==
+        prefix + "/share/man/man1/ward-doctor.1\n");
   Run compile = Shell("MANWIDTH=200 man -l " + dir + "/ward-compile.1");
   CHECK(compile.out.find("       -t,--target TEXT REQUIRED\n") != std::string::npos);
   Run doctor = Shell("MANWIDTH=200 man -l " + dir + "/ward-doctor.1");
