@@ -71,8 +71,11 @@ Verdict Judge(const HostProbe& h) {
   if (!h.bpf.built) {
     v.gaps.push_back({"network", "every policy", "this ward is built without the eBPF enforcer"});
   } else if (!v.bpf) {
+    const auto& b = h.bpf;
+    const bool refused = b.cgroup_sock < 0 || b.cgroup_sock_addr < 0 || b.cgroup_skb < 0;
     v.gaps.push_back({"network", "every policy",
-                      "the kernel refuses cgroup BPF programs (socket, sock_addr, skb)"});
+                      refused ? "loading cgroup BPF programs needs CAP_BPF (run as root)"
+                              : "the kernel lacks cgroup BPF programs (sock, sock_addr, skb)"});
   }
   v.landlock = h.landlock_abi >= 1;
   if (!v.landlock) {
@@ -99,7 +102,7 @@ Verdict Judge(const HostProbe& h) {
 std::string Programs(const enforce::BpfProbe& b) {
   if (!b.built) return "not built into this ward";
   auto one = [](int r, const char* name) {
-    return std::string(name) + (r == 1 ? "" : r == 0 ? " (unsupported)" : " (refused)");
+    return std::string(name) + (r == 1 ? "" : r == 0 ? " (unsupported)" : " (not probed: no CAP_BPF)");
   };
   return "cgroup programs " + one(b.cgroup_sock, "sock") + ", " +
          one(b.cgroup_sock_addr, "sock_addr") + ", " + one(b.cgroup_skb, "skb");
@@ -174,10 +177,11 @@ void PrintText(const HostProbe& h, const Verdict& v) {
   std::cout << "ward run --log: seccomp denials "
             << (v.log_seccomp ? "yes" : "no (the read-only audit group is not readable)")
             << "; Landlock denials "
-            << (v.log_landlock           ? "yes"
-                : h.landlock_abi < 7     ? "no (Landlock ABI 7 needed)"
-                : !a.enabled.value_or(false) ? "no (audit is disabled host-wide)"
-                                         : "no (the read-only audit group is not readable)")
+            << (v.log_landlock ? "yes"
+                : !a.readlog   ? "no (the read-only audit group is not readable)"
+                : h.landlock_abi < 7 ? "no (Landlock ABI 7 needed)"
+                : !a.enabled         ? "unknown (the audit status is not readable)"
+                                     : "no (audit is disabled host-wide)")
             << "\n";
   std::cout << "ward apply: -t nftables " << (v.apply_nftables ? "yes" : "no") << "; -t ebpf "
             << (v.apply_ebpf ? "yes" : "no") << "\n";

@@ -161,6 +161,14 @@ BpfProbe ProbeBpf() {
   BpfProbe p;
 #ifdef WARD_HAVE_EBPF
   p.built = true;
+  // Without the capability the kernel refuses every load (EPERM), whatever
+  // it supports: not worth asking.
+  if (!HasCapability(CAP_BPF) && !HasCapability(CAP_SYS_ADMIN)) {
+    p.cgroup_sock_addr = p.cgroup_sock = p.cgroup_skb = -EPERM;
+    p.btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
+    ProbeBpfLsm(&p);
+    return p;
+  }
   p.cgroup_sock_addr = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK_ADDR, nullptr);
   p.cgroup_sock = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SOCK, nullptr);
   p.cgroup_skb = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_CGROUP_SKB, nullptr);
@@ -174,6 +182,11 @@ NftablesProbe ProbeNftables() {
   NftablesProbe p;
 #ifdef WARD_HAVE_NFTABLES
   p.built = true;
+  if (!HasCapability(CAP_NET_ADMIN)) {
+    // (libnftables would say so on stderr itself.)
+    p.error = "listing needs CAP_NET_ADMIN";
+    return p;
+  }
   std::string output;
   p.lists = RunNft("list tables", false, false, &output, &p.error);
 #endif

@@ -157,8 +157,8 @@ TEST_CASE("doctor: an unprivileged user is told which layers it lacks, exit 1") 
   CHECK(refused == std::vector<std::string>{
                        "ward run: refuses every policy (cgroup): " + c.v2 +
                            " is not writable by this user",
-                       "ward run: refuses every policy (network): the kernel refuses cgroup BPF "
-                       "programs (socket, sock_addr, skb)",
+                       "ward run: refuses every policy (network): loading cgroup BPF programs "
+                       "needs CAP_BPF (run as root)",
                        "ward run: refuses every policy (privileges): ward run needs root (cgroups, "
                        "BPF programs, capabilities)"});
   CHECK(LineOf(r.out, "landlock ").rfind("landlock    ok       ABI ", 0) == 0);
@@ -167,8 +167,15 @@ TEST_CASE("doctor: an unprivileged user is told which layers it lacks, exit 1") 
         "privileges  missing  uid 65534, euid 65534; capabilities: none; lacking: CAP_SYS_ADMIN "
         "CAP_NET_ADMIN CAP_BPF CAP_PERFMON CAP_AUDIT_READ CAP_AUDIT_CONTROL CAP_SETUID CAP_SETGID "
         "CAP_SETPCAP");
+  CHECK(LineOf(r.out, "nftables ") == "nftables    missing  libnftables cannot list this network "
+                                       "namespace: listing needs CAP_NET_ADMIN");
+  CHECK(LineOf(r.out, "ward run --log:") ==
+        "ward run --log: seccomp denials no (the read-only audit group is not readable); Landlock "
+        "denials no (the read-only audit group is not readable)");
   CHECK(LineOf(r.out, "ward apply:") == "ward apply: -t nftables no; -t ebpf no");
   CHECK(LineOf(r.out, "ward run: enforces").empty());
+  // Nothing on stderr: libnftables is not asked without the capability.
+  CHECK(r.err.empty());
 }
 
 TEST_CASE("doctor --format json: the documented shape, the same facts") {
