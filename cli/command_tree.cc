@@ -185,8 +185,9 @@ int ReportUnknownWords(const CLI::App& app, const CommandNode& tree, int argc, c
         std::vector<std::string> near = Nearest(Undashed(word), names);
         for (std::string& n : near) n = (n.size() == 1 ? "-" : "--") + n;
         const std::string typed = word.substr(0, word.find('='));
-        u.line = path + ": unknown option '" + typed + "'" +
-                 (near.empty() ? " (" + help_path + " lists its options)" : ": " + DidYouMean(near));
+        u.line =
+            path + ": unknown option '" + typed + "'" +
+            (near.empty() ? " (" + help_path + " lists its options)" : ": " + DidYouMean(near));
       } else if (!node->commands.empty()) {
         // The first word is the command; the rest were meant for it.
         if (any_command) continue;
@@ -194,8 +195,9 @@ int ReportUnknownWords(const CLI::App& app, const CommandNode& tree, int argc, c
         std::vector<std::string> names;
         for (const CommandNode& c : node->commands) names.push_back(c.name);
         const std::vector<std::string> near = Nearest(word, names);
-        u.line = path + ": unknown command '" + word + "'" +
-                 (near.empty() ? " (" + help_path + " lists the commands)" : ": " + DidYouMean(near));
+        u.line =
+            path + ": unknown command '" + word + "'" +
+            (near.empty() ? " (" + help_path + " lists the commands)" : ": " + DidYouMean(near));
       } else {
         u.line = path + ": unexpected argument '" + word + "'";
       }

@@ -25,10 +25,10 @@ struct OptionNode {
 struct CommandNode {
   std::string name;  // "" for the root
   std::string description;
-  std::vector<OptionNode> options;       // --help included
-  std::vector<std::string> positionals;  // their names, in order
+  std::vector<OptionNode> options;             // --help included
+  std::vector<std::string> positionals;        // their names, in order
   std::vector<std::string> positional_values;  // the first one's fixed set (bash zsh fish)
-  std::vector<CommandNode> commands;     // in registration order
+  std::vector<CommandNode> commands;           // in registration order
 };
 
 // The tree under `app`: hidden commands and options (no group) are left out.
@@ -49,7 +49,8 @@ size_t EditDistance(const std::string& a, const std::string& b);
 // those `word` is a prefix of (two characters at least) rank first, then by
 // edit distance up to a third of the word's length (at least 1, at most 3).
 // Empty when none is near.
-std::vector<std::string> Nearest(const std::string& word, const std::vector<std::string>& candidates);
+std::vector<std::string> Nearest(const std::string& word,
+                                 const std::vector<std::string>& candidates);
 
 // "did you mean 'a'?", "did you mean 'a' or 'b'?", "" for none.
 std::string DidYouMean(const std::vector<std::string>& nearest);

@@ -159,8 +159,9 @@ std::string Fish(const CommandNode& tree) {
   Walk(tree, "", [&](const CommandNode& node, const std::string& path) {
     // The condition under which a word completes in this command: its path
     // seen and none of its own commands yet.
-    std::string seen = path.empty() ? "__fish_use_subcommand"
-                                    : "__fish_seen_subcommand_from " + path.substr(path.rfind(' ') + 1);
+    std::string seen = path.empty()
+                           ? "__fish_use_subcommand"
+                           : "__fish_seen_subcommand_from " + path.substr(path.rfind(' ') + 1);
     if (!path.empty() && !node.commands.empty()) {
       seen += "; and not __fish_seen_subcommand_from " + Words(CommandNames(node));
     }
@@ -178,7 +179,8 @@ std::string Fish(const CommandNode& tree) {
       for (const std::string& n : o.names) {
         out << (n.rfind("--", 0) == 0 ? " -l " + n.substr(2) : " -s " + n.substr(1));
       }
-      if (o.takes_value) out << (o.values.empty() ? " -r -F" : " -x -a " + FishQuote(Words(o.values)));
+      if (o.takes_value)
+        out << (o.values.empty() ? " -r -F" : " -x -a " + FishQuote(Words(o.values)));
       out << " -d " << FishQuote(o.description) << "\n";
     }
   });

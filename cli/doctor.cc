@@ -84,8 +84,9 @@ Verdict Judge(const HostProbe& h) {
   const auto& s = h.seccomp;
   v.seccomp = s.filters && Has(s.actions, "kill_process") && Has(s.actions, "errno");
   if (!v.seccomp) {
-    v.gaps.push_back({"seccomp", "every policy",
-                      s.error.empty() ? "the kernel lacks the kill_process or errno action" : s.error});
+    v.gaps.push_back(
+        {"seccomp", "every policy",
+         s.error.empty() ? "the kernel lacks the kill_process or errno action" : s.error});
   }
   v.root = h.privileges.euid == 0;
   if (!v.root) {
@@ -102,7 +103,9 @@ Verdict Judge(const HostProbe& h) {
 std::string Programs(const enforce::BpfProbe& b) {
   if (!b.built) return "not built into this ward";
   auto one = [](int r, const char* name) {
-    return std::string(name) + (r == 1 ? "" : r == 0 ? " (unsupported)" : " (not probed: no CAP_BPF)");
+    return std::string(name) + (r == 1   ? ""
+                                : r == 0 ? " (unsupported)"
+                                         : " (not probed: no CAP_BPF)");
   };
   return "cgroup programs " + one(b.cgroup_sock, "sock") + ", " +
          one(b.cgroup_sock_addr, "sock_addr") + ", " + one(b.cgroup_skb, "skb");
@@ -133,34 +136,36 @@ void PrintText(const HostProbe& h, const Verdict& v) {
   std::string limits;
   for (const char* limit : {"cpu", "memory", "pids"}) {
     const std::string home = LimitHome(c, limit);
-    limits += std::string(limits.empty() ? "" : ", ") + limit + " " + (home.empty() ? "none" : home);
+    limits +=
+        std::string(limits.empty() ? "" : ", ") + limit + " " + (home.empty() ? "none" : home);
   }
   Row("cgroup", v.cgroup,
-      c.mount.empty() ? c.error
-                      : "v2 at " + c.mount + (c.hybrid ? " (hybrid: v1 hierarchies beside it)" : "") +
-                            "; controllers: " + Join(c.controllers) +
-                            "; subtree_control: " + Join(c.subtree) + "; limits: " + limits);
+      c.mount.empty()
+          ? c.error
+          : "v2 at " + c.mount + (c.hybrid ? " (hybrid: v1 hierarchies beside it)" : "") +
+                "; controllers: " + Join(c.controllers) + "; subtree_control: " + Join(c.subtree) +
+                "; limits: " + limits);
   const auto& b = h.bpf;
   Row("bpf", v.bpf,
       Programs(b) + "; BTF: " + (b.btf ? "/sys/kernel/btf/vmlinux" : "none") + "; BPF LSM: " +
-          (b.lsm == "unknown" ? "cannot tell (" + b.lsm_how + ")" : b.lsm + " (" + b.lsm_how + ")"));
+          (b.lsm == "unknown" ? "cannot tell (" + b.lsm_how + ")"
+                              : b.lsm + " (" + b.lsm_how + ")"));
   Row("nftables", v.apply_nftables,
-      !h.nftables.built ? "not built into this ward"
+      !h.nftables.built  ? "not built into this ward"
       : h.nftables.lists ? "libnftables lists this network namespace"
                          : "libnftables cannot list this network namespace: " + h.nftables.error);
   const auto& a = h.audit;
   Row("audit", true,
       std::string("read-only log group: ") +
           (a.readlog ? "readable" : "not readable (" + a.readlog_error + ")") + "; audit: " +
-          (!a.enabled ? "status unknown (" + a.status_error + ")"
+          (!a.enabled   ? "status unknown (" + a.status_error + ")"
            : *a.enabled ? "enabled"
                         : "disabled") +
           "; audit daemon: " + (a.daemon_pid ? "pid " + std::to_string(a.daemon_pid) : "none"),
       "info");
   const auto& u = h.userns;
   Row("userns", true,
-      std::string("user namespaces: ") +
-          (u.unshare ? "available" : "refused (" + u.error + ")") +
+      std::string("user namespaces: ") + (u.unshare ? "available" : "refused (" + u.error + ")") +
           (u.max >= 0 ? " (max_user_namespaces " + std::to_string(u.max) + ")" : ""),
       "info");
   const auto& p = h.privileges;
@@ -177,8 +182,8 @@ void PrintText(const HostProbe& h, const Verdict& v) {
   std::cout << "ward run --log: seccomp denials "
             << (v.log_seccomp ? "yes" : "no (the read-only audit group is not readable)")
             << "; Landlock denials "
-            << (v.log_landlock ? "yes"
-                : !a.readlog   ? "no (the read-only audit group is not readable)"
+            << (v.log_landlock       ? "yes"
+                : !a.readlog         ? "no (the read-only audit group is not readable)"
                 : h.landlock_abi < 7 ? "no (Landlock ABI 7 needed)"
                 : !a.enabled         ? "unknown (the audit status is not readable)"
                                      : "no (audit is disabled host-wide)")
@@ -196,7 +201,8 @@ nlohmann::ordered_json Json(const HostProbe& h, const Verdict& v) {
     limits[limit] = home.empty() ? J(nullptr) : J(home);
   }
   J gaps = J::array();
-  for (const Gap& g : v.gaps) gaps.push_back({{"layer", g.layer}, {"section", g.section}, {"why", g.why}});
+  for (const Gap& g : v.gaps)
+    gaps.push_back({{"layer", g.layer}, {"section", g.section}, {"why", g.why}});
   const auto& a = h.audit;
   return J{
       {"version", 1},
@@ -229,7 +235,8 @@ nlohmann::ordered_json Json(const HostProbe& h, const Verdict& v) {
           {"btf", h.bpf.btf},
           {"lsm", h.bpf.lsm},
           {"lsm_how", h.bpf.lsm_how}}},
-        {"nftables", {{"ok", v.apply_nftables}, {"built", h.nftables.built}, {"error", h.nftables.error}}},
+        {"nftables",
+         {{"ok", v.apply_nftables}, {"built", h.nftables.built}, {"error", h.nftables.error}}},
         {"audit",
          {{"readlog", a.readlog},
           {"enabled", a.enabled ? J(*a.enabled) : J(nullptr)},

@@ -74,7 +74,8 @@ void AddTargetValues(ward::cli::CommandNode* tree) {
   using ward::cli::CommandNode;
   std::vector<std::string> targets;
   // In `ward compile -t help`'s order.
-  for (const ward::backend::Backend* b : ward::backend::AllBackends()) targets.emplace_back(b->name());
+  for (const ward::backend::Backend* b : ward::backend::AllBackends())
+    targets.emplace_back(b->name());
   targets.emplace_back("wardd-bundle");
   for (const ward::backend::Profile& p : ward::backend::AllProfiles()) targets.emplace_back(p.name);
   targets.emplace_back("help");
@@ -116,9 +117,9 @@ int Help(const CLI::App& app, const CLI::App& remote, const ward::cli::CommandNo
       std::vector<std::string> names;
       for (const ward::cli::CommandNode& c : node->commands) names.push_back(c.name);
       const std::string hint = ward::cli::DidYouMean(ward::cli::Nearest(word, names));
-      std::cerr << "ward help: unknown command '" << (prefix == "ward" ? "" : prefix.substr(5) + " ")
-                << word << "'" << (hint.empty() ? " (ward help lists the commands)" : ": " + hint)
-                << "\n";
+      std::cerr << "ward help: unknown command '"
+                << (prefix == "ward" ? "" : prefix.substr(5) + " ") << word << "'"
+                << (hint.empty() ? " (ward help lists the commands)" : ": " + hint) << "\n";
       return ward::cli::kUsage;
     }
     auto child = [&](const CLI::App* parent) -> const CLI::App* {
@@ -219,7 +220,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A word nobody took is the likely cause of any error (a required
     // option reported missing because it was misspelt): named first.
-    if (e.get_exit_code() != 0 && ward::cli::ReportUnknownWords(app, tree(), argc, argv, std::cerr)) {
+    if (e.get_exit_code() != 0 &&
+        ward::cli::ReportUnknownWords(app, tree(), argc, argv, std::cerr)) {
       return run ? 125 : ward::cli::kUsage;
     }
     int rc = app.exit(e);

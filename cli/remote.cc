@@ -655,7 +655,8 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0 && ReportUnknownWords(app, DescribeApp(app), argc, argv, std::cerr)) {
+    if (e.get_exit_code() != 0 &&
+        ReportUnknownWords(app, DescribeApp(app), argc, argv, std::cerr)) {
       return kUsage;
     }
     return app.exit(e) == 0 ? 0 : kUsage;

@@ -287,12 +287,15 @@ PrivilegeProbe ProbePrivileges() {
   // (BPF, PERFMON), the read-only audit group (AUDIT_READ), the status of
   // audit (AUDIT_CONTROL), the run's user and capabilities (SETUID, SETGID,
   // SETPCAP).
-  const std::pair<int, const char*> caps[] = {
-      {CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},     {CAP_NET_ADMIN, "CAP_NET_ADMIN"},
-      {CAP_BPF, "CAP_BPF"},                 {CAP_PERFMON, "CAP_PERFMON"},
-      {CAP_AUDIT_READ, "CAP_AUDIT_READ"},   {CAP_AUDIT_CONTROL, "CAP_AUDIT_CONTROL"},
-      {CAP_SETUID, "CAP_SETUID"},           {CAP_SETGID, "CAP_SETGID"},
-      {CAP_SETPCAP, "CAP_SETPCAP"}};
+  const std::pair<int, const char*> caps[] = {{CAP_SYS_ADMIN, "CAP_SYS_ADMIN"},
+                                              {CAP_NET_ADMIN, "CAP_NET_ADMIN"},
+                                              {CAP_BPF, "CAP_BPF"},
+                                              {CAP_PERFMON, "CAP_PERFMON"},
+                                              {CAP_AUDIT_READ, "CAP_AUDIT_READ"},
+                                              {CAP_AUDIT_CONTROL, "CAP_AUDIT_CONTROL"},
+                                              {CAP_SETUID, "CAP_SETUID"},
+                                              {CAP_SETGID, "CAP_SETGID"},
+                                              {CAP_SETPCAP, "CAP_SETPCAP"}};
   for (const auto& [cap, name] : caps) {
     (HasCapability(cap) ? p.capabilities : p.lacking).push_back(name);
   }

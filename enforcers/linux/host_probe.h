@@ -12,18 +12,18 @@
 namespace ward::enforce {
 
 struct SeccompProbe {
-  bool filters = false;       // prctl(PR_GET_SECCOMP) answers: CONFIG_SECCOMP_FILTER
-  int mode = 0;               // this process's own mode (2: already filtered)
-  int api_level = 0;          // libseccomp's seccomp_api_get()
-  bool flag_log = false;      // SECCOMP_FILTER_FLAG_LOG known to the kernel
-  bool flag_listener = false;  // SECCOMP_FILTER_FLAG_NEW_LISTENER (notify rules)
+  bool filters = false;              // prctl(PR_GET_SECCOMP) answers: CONFIG_SECCOMP_FILTER
+  int mode = 0;                      // this process's own mode (2: already filtered)
+  int api_level = 0;                 // libseccomp's seccomp_api_get()
+  bool flag_log = false;             // SECCOMP_FILTER_FLAG_LOG known to the kernel
+  bool flag_listener = false;        // SECCOMP_FILTER_FLAG_NEW_LISTENER (notify rules)
   std::vector<std::string> actions;  // /proc/sys/kernel/seccomp/actions_avail
   std::string error;
 };
 
 struct CgroupProbe {
-  std::string mount;  // the cgroup2 mount, "" when none
-  bool hybrid = false;  // v1 hierarchies mounted beside it
+  std::string mount;                     // the cgroup2 mount, "" when none
+  bool hybrid = false;                   // v1 hierarchies mounted beside it
   std::vector<std::string> controllers;  // the v2 root's cgroup.controllers
   std::vector<std::string> subtree;      // its cgroup.subtree_control
   std::vector<std::string> v1;           // controllers of the v1 hierarchies
@@ -56,7 +56,7 @@ struct AuditProbe {
 };
 
 struct UsernsProbe {
-  long max = -1;  // /proc/sys/user/max_user_namespaces
+  long max = -1;         // /proc/sys/user/max_user_namespaces
   bool unshare = false;  // a forked child could unshare(CLONE_NEWUSER)
   std::string error;
 };

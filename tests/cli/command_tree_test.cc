@@ -16,8 +16,8 @@ size_t Reference(const std::string& a, const std::string& b) {
   if (a.empty()) return b.size();
   if (b.empty()) return a.size();
   const std::string ra = a.substr(1), rb = b.substr(1);
-  size_t best = std::min({Reference(ra, b) + 1, Reference(a, rb) + 1,
-                          Reference(ra, rb) + (a[0] == b[0] ? 0 : 1)});
+  size_t best = std::min(
+      {Reference(ra, b) + 1, Reference(a, rb) + 1, Reference(ra, rb) + (a[0] == b[0] ? 0 : 1)});
   if (a.size() > 1 && b.size() > 1 && a[0] == b[1] && a[1] == b[0]) {
     best = std::min(best, Reference(a.substr(2), b.substr(2)) + 1);
   }
@@ -50,14 +50,14 @@ TEST_CASE("EditDistance: the definition, on random words over a small alphabet")
 
 TEST_CASE("Nearest: prefixes first, then the distance, ties alphabetical, far words none") {
   using ward::cli::Nearest;
-  const std::vector<std::string> commands = {"check", "ir",   "explain", "compile", "diff",
+  const std::vector<std::string> commands = {"check", "ir",   "explain", "compile",   "diff",
                                              "run",   "push", "doctor",  "completion"};
   CHECK(Nearest("compil", commands) == std::vector<std::string>{"compile"});
   CHECK(Nearest("com", commands) == std::vector<std::string>{"compile", "completion"});
   CHECK(Nearest("rnu", commands) == std::vector<std::string>{"run"});
   CHECK(Nearest("dcotor", commands) == std::vector<std::string>{"doctor"});
   CHECK(Nearest("xyzzy", commands).empty());
-  CHECK(Nearest("d", commands).empty());  // one letter: no guess
+  CHECK(Nearest("d", commands).empty());      // one letter: no guess
   CHECK(Nearest("check", commands).empty());  // the word itself is not a suggestion
   CHECK(ward::cli::DidYouMean({"a", "b", "c"}) == "did you mean 'a', 'b' or 'c'?");
   CHECK(ward::cli::DidYouMean({}).empty());

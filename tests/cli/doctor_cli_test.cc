@@ -3,9 +3,9 @@
 // the cgroup v2 mount from /proc/mounts and its controller files, the
 // seccomp actions, BTF), the verdict and its exit code, the JSON shape, and
 // the same host seen by an unprivileged user: the layers it lacks named.
-#include <catch2/catch.hpp>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <catch2/catch.hpp>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -104,9 +104,10 @@ TEST_CASE("doctor: the lines this kernel's facts decide, and the verdict's exit 
                  : std::string("landlock    missing  ")));
 
   const std::string actions = Join(Split(Slurp("/proc/sys/kernel/seccomp/actions_avail")));
-  CHECK(LineOf(r.out, "seccomp ").rfind(
-            "seccomp     ok       filters; actions: " + actions + "; SECCOMP_FILTER_FLAG_LOG: yes;",
-            0) == 0);
+  CHECK(LineOf(r.out, "seccomp ")
+            .rfind("seccomp     ok       filters; actions: " + actions +
+                       "; SECCOMP_FILTER_FLAG_LOG: yes;",
+                   0) == 0);
 
   const Cgroups c = ReadCgroups();
   REQUIRE(!c.v2.empty());
@@ -115,21 +116,23 @@ TEST_CASE("doctor: the lines this kernel's facts decide, and the verdict's exit 
   std::string limits;
   for (const char* l : {"cpu", "memory", "pids"}) {
     limits += std::string(limits.empty() ? "" : ", ") + l + " " +
-              (Has(controllers, l) ? "v2" : Has(c.v1, l) ? "v1" : "none");
+              (Has(controllers, l) ? "v2"
+               : Has(c.v1, l)      ? "v1"
+                                   : "none");
   }
   CHECK(LineOf(r.out, "cgroup ") ==
         "cgroup      ok       v2 at " + c.v2 +
-            (c.hybrid ? " (hybrid: v1 hierarchies beside it)" : "") +
-            "; controllers: " + Join(controllers) + "; subtree_control: " + Join(subtree) +
-            "; limits: " + limits);
+            (c.hybrid ? " (hybrid: v1 hierarchies beside it)" : "") + "; controllers: " +
+            Join(controllers) + "; subtree_control: " + Join(subtree) + "; limits: " + limits);
 
   const bool btf = access("/sys/kernel/btf/vmlinux", R_OK) == 0;
-  CHECK(LineOf(r.out, "bpf ").rfind(std::string("bpf         ok       cgroup programs sock, "
-                                                "sock_addr, skb; BTF: ") +
-                                        (btf ? "/sys/kernel/btf/vmlinux" : "none") +
-                                        "; BPF LSM: ",
-                                    0) == 0);
-  CHECK(LineOf(r.out, "nftables ") == "nftables    ok       libnftables lists this network namespace");
+  CHECK(LineOf(r.out, "bpf ")
+            .rfind(std::string("bpf         ok       cgroup programs sock, "
+                               "sock_addr, skb; BTF: ") +
+                       (btf ? "/sys/kernel/btf/vmlinux" : "none") + "; BPF LSM: ",
+                   0) == 0);
+  CHECK(LineOf(r.out, "nftables ") ==
+        "nftables    ok       libnftables lists this network namespace");
   CHECK(LineOf(r.out, "privileges ") ==
         "privileges  ok       uid 0, euid 0; capabilities: CAP_SYS_ADMIN CAP_NET_ADMIN CAP_BPF "
         "CAP_PERFMON CAP_AUDIT_READ CAP_AUDIT_CONTROL CAP_SETUID CAP_SETGID CAP_SETPCAP; lacking: "
@@ -154,21 +157,22 @@ TEST_CASE("doctor: an unprivileged user is told which layers it lacks, exit 1") 
   for (const std::string& l : Lines(r.out)) {
     if (l.rfind("ward run: refuses ", 0) == 0) refused.push_back(l);
   }
-  CHECK(refused == std::vector<std::string>{
-                       "ward run: refuses every policy (cgroup): " + c.v2 +
-                           " is not writable by this user",
-                       "ward run: refuses every policy (network): loading cgroup BPF programs "
-                       "needs CAP_BPF (run as root)",
-                       "ward run: refuses every policy (privileges): ward run needs root (cgroups, "
-                       "BPF programs, capabilities)"});
+  CHECK(refused ==
+        std::vector<std::string>{
+            "ward run: refuses every policy (cgroup): " + c.v2 + " is not writable by this user",
+            "ward run: refuses every policy (network): loading cgroup BPF programs "
+            "needs CAP_BPF (run as root)",
+            "ward run: refuses every policy (privileges): ward run needs root (cgroups, "
+            "BPF programs, capabilities)"});
   CHECK(LineOf(r.out, "landlock ").rfind("landlock    ok       ABI ", 0) == 0);
   CHECK(LineOf(r.out, "seccomp ").rfind("seccomp     ok       ", 0) == 0);
   CHECK(LineOf(r.out, "privileges ") ==
         "privileges  missing  uid 65534, euid 65534; capabilities: none; lacking: CAP_SYS_ADMIN "
         "CAP_NET_ADMIN CAP_BPF CAP_PERFMON CAP_AUDIT_READ CAP_AUDIT_CONTROL CAP_SETUID CAP_SETGID "
         "CAP_SETPCAP");
-  CHECK(LineOf(r.out, "nftables ") == "nftables    missing  libnftables cannot list this network "
-                                       "namespace: listing needs CAP_NET_ADMIN");
+  CHECK(LineOf(r.out, "nftables ") ==
+        "nftables    missing  libnftables cannot list this network "
+        "namespace: listing needs CAP_NET_ADMIN");
   CHECK(LineOf(r.out, "ward run --log:") ==
         "ward run --log: seccomp denials no (the read-only audit group is not readable); Landlock "
         "denials no (the read-only audit group is not readable)");
@@ -186,8 +190,8 @@ TEST_CASE("doctor --format json: the documented shape, the same facts") {
   CHECK(j["version"] == 1);
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
-  CHECK(keys == std::vector<std::string>{"apply", "kernel", "layers", "log", "machine", "run",
-                                         "version"});
+  CHECK(keys ==
+        std::vector<std::string>{"apply", "kernel", "layers", "log", "machine", "run", "version"});
   std::vector<std::string> layers;
   for (const auto& [k, v] : j["layers"].items()) layers.push_back(k);
   std::sort(layers.begin(), layers.end());
@@ -203,7 +207,8 @@ TEST_CASE("doctor --format json: the documented shape, the same facts") {
   CHECK(j["layers"]["bpf"]["btf"] == (access("/sys/kernel/btf/vmlinux", R_OK) == 0));
   const std::string lsm = j["layers"]["bpf"]["lsm"];
   CHECK((lsm == "active" || lsm == "inactive" || lsm == "unknown"));
-  CHECK((j["layers"]["audit"]["enabled"].is_boolean() || j["layers"]["audit"]["enabled"].is_null()));
+  CHECK(
+      (j["layers"]["audit"]["enabled"].is_boolean() || j["layers"]["audit"]["enabled"].is_null()));
   CHECK(j["run"]["ok"] == (r.status == 0));
   CHECK(j["run"]["missing"] == nlohmann::json::array());
   CHECK(j["apply"] == nlohmann::json{{"nftables", true}, {"ebpf", true}});

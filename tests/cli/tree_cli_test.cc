@@ -1,8 +1,8 @@
 // The command tree as a user meets it (cli/command_tree.h): did-you-mean for
 // commands and options of ward-cli and ward-remote, `ward help`, `ward
 // --version`, `ward completion` run in bash, zsh and fish, and the man pages.
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <sstream>
 
@@ -168,10 +168,9 @@ TEST_CASE("--version: version, commit, build type and the libraries' versions") 
   CHECK(Shell("git -C " + std::string(WARD_SOURCE_DIR) + " merge-base --is-ancestor " + commit +
               " HEAD")
             .status == 0);
-  CHECK(r.out == std::string("ward ") + WARD_PROJECT_VERSION + "\n" + lines[1] +
-                     "\nbuild type: " + WARD_BUILD_TYPE + "\nlibseccomp: " + seccomp +
-                     "\nlibbpf: " + bpf + "\nlibnftables: " + nft + " (at build time)\nbackends:" +
-                     backends + "\n");
+  CHECK(r.out == std::string("ward ") + WARD_PROJECT_VERSION + "\n" + lines[1] + "\nbuild type: " +
+                     WARD_BUILD_TYPE + "\nlibseccomp: " + seccomp + "\nlibbpf: " + bpf +
+                     "\nlibnftables: " + nft + " (at build time)\nbackends:" + backends + "\n");
 }
 
 TEST_CASE("completion bash: commands, options and their values, run in bash") {
@@ -207,15 +206,19 @@ TEST_CASE("completion zsh: valid zsh, the same tables") {
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   // Loaded as compinit loads it, in a zsh without a user's setup.
-  r = Shell("zsh -f -c 'autoload -U compinit; compinit -u -d /dev/null; source " + script +
+  // compinit's dump file goes to the scratch folder: compinit writes it
+  // beside its name and renames it into place, so `-d /dev/null` replaced
+  // the host's /dev/null with a regular file (the lead saw it happen).
+  const std::string dump = ward::test::ScratchDir() + "/zcompdump";
+  r = Shell("zsh -f -c 'autoload -U compinit; compinit -u -d " + dump + "; source " + script +
             "; _ward_values compile --target; _ward_commands audit; _ward_values fmt --check "
             "|| echo none'");
   CHECK(r.err.empty());
   CHECK(r.out == "__list__ " + [] {
-          std::string t = TargetsFromHelp() + "\nhelp";
-          for (char& c : t) c = c == '\n' ? ' ' : c;
-          return t;
-        }() + "\nverify\nnone\n");
+    std::string t = TargetsFromHelp() + "\nhelp";
+    for (char& c : t) c = c == '\n' ? ' ' : c;
+    return t;
+  }() + "\nverify\nnone\n");
 }
 
 TEST_CASE("completion fish: what fish itself completes") {
@@ -269,11 +272,13 @@ TEST_CASE("man pages: one per command, rendered by man and groff without a warni
   }
   // cmake --install puts them in share/man/man1, where man finds them.
   const std::string prefix = ward::test::ScratchDir() + "/prefix";
-  Run install = Shell(std::string(WARD_CMAKE) + " --install " + WARD_CLI_BUILD_DIR + " --prefix " + prefix);
+  Run install =
+      Shell(std::string(WARD_CMAKE) + " --install " + WARD_CLI_BUILD_DIR + " --prefix " + prefix);
   CHECK(install.status == 0);
   for (const std::string& page : pages) {
     INFO(page);
-    CHECK(Shell("cmp " + dir + "/" + page + ".1 " + prefix + "/share/man/man1/" + page + ".1").status == 0);
+    CHECK(Shell("cmp " + dir + "/" + page + ".1 " + prefix + "/share/man/man1/" + page + ".1")
+              .status == 0);
   }
   CHECK(Shell("MANPATH=" + prefix + "/share/man man -w ward-doctor").out ==
         prefix + "/share/man/man1/ward-doctor.1\n");
