@@ -221,4 +221,45 @@ int ReportUnknownWords(const CLI::App& app, const CommandNode& tree, int argc, c
   return static_cast<int>(unknown.size());
 }
 
+int ReportBadValues(const CLI::App& app, const CommandNode& tree, int argc, char** argv,
+                    std::ostream& err) {
+  const CLI::App* cur = &app;
+  const CommandNode* node = &tree;
+  std::string path = app.get_name();
+  int printed = 0;
+  while (cur && node) {
+    for (const OptionNode& o : node->options) {
+      if (o.values.empty()) continue;
+      for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--") break;
+        std::string value;
+        bool given = false;
+        for (const std::string& n : o.names) {
+          if (arg == n && i + 1 < argc) {
+            value = argv[i + 1];
+            given = true;
+          } else if (arg.size() > n.size() + 1 && arg.rfind(n + "=", 0) == 0) {
+            value = std::string(arg.substr(n.size() + 1));
+            given = true;
+          }
+        }
+        if (!given || std::find(o.values.begin(), o.values.end(), value) != o.values.end()) continue;
+        std::string list;
+        for (const std::string& v : o.values) list += (list.empty() ? "" : ", ") + v;
+        const std::string hint = DidYouMean(Nearest(value, o.values));
+        err << path << ": " << o.names.back() << " '" << value << "' is not one of " << list
+            << (hint.empty() ? "" : ": " + hint) << "\n";
+        ++printed;
+      }
+    }
+    const std::vector<CLI::App*> parsed = cur->get_subcommands();
+    if (parsed.empty()) break;
+    cur = parsed.front();
+    node = FindCommand(*node, cur->get_name());
+    path += " " + cur->get_name();
+  }
+  return printed;
+}
+
 }  // namespace ward::cli

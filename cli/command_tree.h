@@ -63,4 +63,11 @@ std::string DidYouMean(const std::vector<std::string>& nearest);
 int ReportUnknownWords(const CLI::App& app, const CommandNode& tree, int argc, char** argv,
                        std::ostream& err);
 
+// After a parse error of `app`: for each option of the chosen commands with
+// a fixed set of values given one outside it, prints "ward lint: --fail-on
+// 'erorr' is not one of error, warning, never: did you mean 'error'?".
+// Returns how many it printed.
+int ReportBadValues(const CLI::App& app, const CommandNode& tree, int argc, char** argv,
+                    std::ostream& err);
+
 }  // namespace ward::cli

@@ -220,9 +220,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A word nobody took is the likely cause of any error (a required
     // option reported missing because it was misspelt): named first.
-    if (e.get_exit_code() != 0 &&
-        ward::cli::ReportUnknownWords(app, tree(), argc, argv, std::cerr)) {
-      return run ? 125 : ward::cli::kUsage;
+    if (e.get_exit_code() != 0) {
+      const ward::cli::CommandNode t = tree();
+      if (ward::cli::ReportUnknownWords(app, t, argc, argv, std::cerr) > 0 ||
+          ward::cli::ReportBadValues(app, t, argc, argv, std::cerr) > 0) {
+        return run ? 125 : ward::cli::kUsage;
+      }
     }
     int rc = app.exit(e);
     return rc == 0 ? 0 : run ? 125 : ward::cli::kUsage;

@@ -255,9 +255,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() != 0 &&
-        ReportUnknownWords(app, DescribeApp(app), argc, argv, std::cerr)) {
-      return kUsage;
+    if (e.get_exit_code() != 0) {
+      const CommandNode tree = DescribeApp(app);
+      if (ReportUnknownWords(app, tree, argc, argv, std::cerr) > 0 ||
+          ReportBadValues(app, tree, argc, argv, std::cerr) > 0) {
+        return kUsage;
+      }
     }
     return app.exit(e) == 0 ? 0 : kUsage;
   }

@@ -86,6 +86,24 @@ TEST_CASE("did you mean: every unknown word, in command-line order") {
         "ward compile: unknown option '--zzzzzz' (ward help compile lists its options)\n");
 }
 
+TEST_CASE("did you mean: a value outside an option's fixed set") {
+  std::string p = WriteTemp("values.ward", "policy p { filesystem { allow read \"/usr\" } }\n");
+  Run r = Ward("lint --fail-on erorr " + p, ward::test::kStdEnv);
+  CHECK(r.status == 2);
+  CHECK(r.err ==
+        "ward lint: --fail-on 'erorr' is not one of error, warning, never: did you mean 'error'?\n");
+  r = Ward("check --format=xml " + p, ward::test::kStdEnv);
+  CHECK(r.status == 2);
+  CHECK(r.err == "ward check: --format 'xml' is not one of text, json\n");
+  // ward-remote's sets too.
+  r = Ward("push --host unix:///nowhere --format jsno " + p);
+  CHECK(r.status == 2);
+  CHECK(r.err == "ward push: --format 'jsno' is not one of text, json: did you mean 'json'?\n");
+  // Positive control: in the set, the command runs.
+  r = Ward("lint --fail-on error " + p, ward::test::kStdEnv);
+  CHECK(r.status == 0);
+}
+
 TEST_CASE("did you mean: nested commands, the --host form and ward-remote's own commands") {
   Run r = Ward("audit verfy log");
   CHECK(r.status == 2);
