@@ -244,7 +244,8 @@ int ReportBadValues(const CLI::App& app, const CommandNode& tree, int argc, char
             given = true;
           }
         }
-        if (!given || std::find(o.values.begin(), o.values.end(), value) != o.values.end()) continue;
+        if (!given || std::find(o.values.begin(), o.values.end(), value) != o.values.end())
+          continue;
         std::string list;
         for (const std::string& v : o.values) list += (list.empty() ? "" : ", ") + v;
         const std::string hint = DidYouMean(Nearest(value, o.values));

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string_view>
 
 #include "backends/registry.h"
@@ -185,13 +186,19 @@ int main(int argc, char** argv) {
                      "Send a policy to a host's wardd, which enforces it (ward push --help)");
 
   // ward-remote's commands as it parses them, described, not run: for
-  // help, completion and did-you-mean.
-  CLI::App remote{"Ward's remote commands (wardd)", "ward"};
+  // help, completion and did-you-mean, so built only for those.
+  std::unique_ptr<CLI::App> remote_app;
   int remote_exit = 0;
-  ward::cli::AddRemoteCommands(remote, nullptr, &remote_exit);
+  auto remote = [&]() -> const CLI::App& {
+    if (!remote_app) {
+      remote_app = std::make_unique<CLI::App>("Ward's remote commands (wardd)", "ward");
+      ward::cli::AddRemoteCommands(*remote_app, nullptr, &remote_exit);
+    }
+    return *remote_app;
+  };
   auto tree = [&] {
     ward::cli::CommandNode t = ward::cli::DescribeApp(app);
-    ward::cli::MergeTree(&t, ward::cli::DescribeApp(remote));
+    ward::cli::MergeTree(&t, ward::cli::DescribeApp(remote()));
     AddTargetValues(&t);
     return t;
   };
@@ -199,7 +206,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> help_topic;
   CLI::App* help = app.add_subcommand("help", "Show help for ward or one command");
   help->add_option("command", help_topic, "the command (and its subcommand) to describe");
-  help->callback([&] { exit_code = Help(app, remote, tree(), help_topic); });
+  help->callback([&] { exit_code = Help(app, remote(), tree(), help_topic); });
 
   std::string shell;
   CLI::App* completion =

@@ -90,8 +90,9 @@ TEST_CASE("did you mean: a value outside an option's fixed set") {
   std::string p = WriteTemp("values.ward", "policy p { filesystem { allow read \"/usr\" } }\n");
   Run r = Ward("lint --fail-on erorr " + p, ward::test::kStdEnv);
   CHECK(r.status == 2);
-  CHECK(r.err ==
-        "ward lint: --fail-on 'erorr' is not one of error, warning, never: did you mean 'error'?\n");
+  CHECK(
+      r.err ==
+      "ward lint: --fail-on 'erorr' is not one of error, warning, never: did you mean 'error'?\n");
   r = Ward("check --format=xml " + p, ward::test::kStdEnv);
   CHECK(r.status == 2);
   CHECK(r.err == "ward check: --format 'xml' is not one of text, json\n");
