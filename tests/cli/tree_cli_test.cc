@@ -258,6 +258,7 @@ TEST_CASE("completion fish: what fish itself completes") {
   CHECK(complete("ward audit ") == "verify");
 }
 
+#ifdef WARD_MAN_DIR
 TEST_CASE("man pages: one per command, rendered by man and groff without a warning") {
   const std::string dir = WARD_MAN_DIR;
   std::vector<std::string> pages = {"ward"};
@@ -307,3 +308,4 @@ TEST_CASE("man pages: one per command, rendered by man and groff without a warni
   CHECK(doctor.out.find("EXIT STATUS\n       0: ward run can enforce every layer here.") !=
         std::string::npos);
 }
+#endif  // WARD_MAN_DIR
