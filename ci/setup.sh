@@ -33,6 +33,10 @@ packages=(
   git
   # the README tour (ci/readme_tour.py) shows a manifest through jq
   jq
+  # ward's man pages (help2man, at build time); their test renders them with
+  # man -l (man-db) and groff; ward completion's test runs the zsh and fish
+  # scripts in those shells
+  help2man man-db groff-base zsh fish
   # wardd and the remote commands: gRPC 1.51 and protobuf (libgrpc++-dev
   # pulls in neither the compiler nor the plugin; without the plugin
   # find_package(gRPC) fails), and the stock client the tests use

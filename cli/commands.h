@@ -32,5 +32,7 @@ void AddLintCommand(CLI::App& app, int* exit_code);
 void AddFmtCommand(CLI::App& app, int* exit_code);
 // Registers `ward audit verify` (cli/audit.cc).
 void AddAuditCommand(CLI::App& app, int* exit_code);
+// Registers `ward doctor` (cli/doctor.cc).
+void AddDoctorCommand(CLI::App& app, int* exit_code);
 
 }  // namespace ward::cli

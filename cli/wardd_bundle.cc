@@ -20,6 +20,7 @@
 #include "backends/registry.h"
 #include "backends/signing.h"
 #include "cli/bundle_message.h"
+#include "cli/command_tree.h"
 #include "cli/load.h"
 #include "cli/output.h"
 #include "cli/scope_flags.h"
@@ -254,6 +255,13 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() != 0) {
+      const CommandNode tree = DescribeApp(app);
+      if (ReportUnknownWords(app, tree, argc, argv, std::cerr) > 0 ||
+          ReportBadValues(app, tree, argc, argv, std::cerr) > 0) {
+        return kUsage;
+      }
+    }
     return app.exit(e) == 0 ? 0 : kUsage;
   }
   return exit_code;
