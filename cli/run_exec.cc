@@ -1,14 +1,18 @@
 #include "cli/run_exec.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
 #include <set>
 #include <string_view>
 
 #include "cli/programs.h"
 #include "compiler/agent_guard.h"
+#include "compiler/ir_json.h"
 #include "enforcers/run/run_cache.h"
 
 namespace ward::cli {
@@ -51,6 +55,31 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   options.guard = guard;
   options.partial = flags.partial;
   options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
+  options.where = [&sources](Span s) { return ir::Where(sources, s); };
+  options.text = [&sources](Span s) { return std::string(sources.Text(s)); };
+  // The run cache's IR has no syscall rules: a SIGSYS names no rule then.
+  options.syscalls_unknown = filter.has_value();
+  // --log: the file opened before anything runs (as the shell's `>` would
+  // open it: a FIFO streams), close-on-exec, never inherited by the
+  // workload.
+  int log_fd = -1;
+  const bool human = flags.log && !flags.quiet && isatty(2);
+  if (flags.log && !flags.dry_run) {
+    log_fd = *flags.log == "-" ? 1
+                               : open(flags.log->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                                      0666);
+    if (log_fd < 0) {
+      std::cerr << "ward run: log: cannot open " << *flags.log << ": " << std::strerror(errno)
+                << "; the command was not started\n";
+      return enforce::kRunSetupFailed;
+    }
+    options.on_denial = [log_fd, human](const enforce::Denial& d) {
+      const std::string line = enforce::DenialJson(d) + "\n";
+      if (log_fd == 1) std::cout << std::flush;
+      (void)!write(log_fd, line.data(), line.size());
+      if (human) std::cerr << enforce::DenialText(d) << "\n" << std::flush;
+    };
+  }
   std::string error;
   enforce::RunPlanPtr plan =
       enforce::PrepareRun(ir, flags.command, options, flags.dry_run, sink, &error);
@@ -75,6 +104,29 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   if (!error.empty()) {
     std::cerr << "ward run: " << error
               << (code == enforce::kRunSetupFailed ? "; the command was not started" : "") << "\n";
+  }
+  const enforce::RunOutcome& outcome = enforce::Outcome(*plan);
+  if (outcome.sigsys) {
+    std::cerr << enforce::SigsysMessage(outcome, options.syscalls_unknown) << "\n";
+  }
+  // Said once: at the refused flow to port 53 when the run read its
+  // programs' events, else here when the command failed.
+  if (!outcome.dns_refused && code != 0 && code != enforce::kRunSetupFailed) {
+    const std::string hint = enforce::DnsHint(outcome, ir.name);
+    if (!hint.empty()) std::cerr << "ward run: " << hint << "\n";
+  }
+  if (flags.log && log_fd >= 0) {
+    if (!outcome.files_unlogged.empty()) {
+      std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged
+                << "\n";
+    }
+    if (outcome.lost > 0) {
+      std::cerr << "ward run: log: " << outcome.denials << " denials, " << outcome.lost
+                << " records lost: the log may be incomplete\n";
+    } else if (!flags.quiet) {
+      std::cerr << "ward run: log: " << outcome.denials << " denials\n";
+    }
+    if (log_fd != 1) close(log_fd);
   }
   return code;
 }
