@@ -17,6 +17,18 @@
 
 namespace ward::cli {
 
+namespace {
+
+// A rule of the policy's own (not wardd's implicit ones) allows egress.
+bool GrantsEgress(const ir::Policy& ir) {
+  for (const ir::FlatRule& r : ir.network.rules) {
+    if (r.allow && r.direction == ir::Direction::kEgress && r.implicit.empty()) return true;
+  }
+  return !ir.network.egress_domains.empty();
+}
+
+}  // namespace
+
 int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
         const std::optional<std::string>& guard, DiagnosticSink& sink, const std::string& front_end,
@@ -110,8 +122,10 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
     std::cerr << enforce::SigsysMessage(outcome, options.syscalls_unknown) << "\n";
   }
   // Said once: at the refused flow to port 53 when the run read its
-  // programs' events, else here when the command failed.
-  if (!outcome.dns_refused && code != 0 && code != enforce::kRunSetupFailed) {
+  // programs' events; else here when the command failed and the policy
+  // grants some egress (a policy without network expects no names).
+  if (!outcome.dns_refused && !outcome.events_read && code != 0 &&
+      code != enforce::kRunSetupFailed && GrantsEgress(ir)) {
     const std::string hint = enforce::DnsHint(outcome, ir.name);
     if (!hint.empty()) std::cerr << "ward run: " << hint << "\n";
   }

@@ -10,6 +10,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -76,7 +77,7 @@ bool Request(uint16_t type, const audit_status* set, audit_status* got, std::str
       break;
     }
     alignas(nlmsghdr) char buf[8192];
-    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
     if (n < static_cast<ssize_t>(sizeof(nlmsghdr))) continue;
     for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, static_cast<unsigned>(n));
          h = NLMSG_NEXT(h, n)) {
@@ -268,15 +269,16 @@ void AuditListener::Drain(std::vector<AuditRecord>* out) {
       if (errno == EINTR) continue;
       return;  // EAGAIN: nothing more now
     }
-    ssize_t left = n;
-    for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, static_cast<unsigned>(left));
-         h = NLMSG_NEXT(h, left)) {
-      const size_t len = NLMSG_PAYLOAD(h, 0);
-      std::string text(static_cast<const char*>(NLMSG_DATA(h)), len);
-      while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) text.pop_back();
-      AuditRecord r;
-      if (ParseAuditRecord(h->nlmsg_type, text, &r)) out->push_back(std::move(r));
-    }
+    // One record per message; the kernel's nlmsg_len is not always the
+    // size received (the text may be cut or padded): read what arrived.
+    if (n < static_cast<ssize_t>(NLMSG_HDRLEN)) continue;
+    const auto* h = reinterpret_cast<const nlmsghdr*>(buf);
+    size_t len = static_cast<size_t>(n) - NLMSG_HDRLEN;
+    if (h->nlmsg_len >= NLMSG_HDRLEN) len = std::min<size_t>(len, h->nlmsg_len - NLMSG_HDRLEN);
+    std::string text(buf + NLMSG_HDRLEN, len);
+    while (!text.empty() && (text.back() == '\0' || text.back() == '\n')) text.pop_back();
+    AuditRecord r;
+    if (ParseAuditRecord(h->nlmsg_type, text, &r)) out->push_back(std::move(r));
   }
 }
 

@@ -765,6 +765,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   if (plan.own_programs) {
     std::string e;
     ring = EbpfEventReader::Open(plan.net_policy, &e);
+    outcome.events_read = ring != nullptr;
     if (!ring && plan.log && plan.options.report) {
       plan.options.report("log: network denials are not logged: " + e);
     }

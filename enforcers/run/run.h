@@ -111,6 +111,8 @@ struct RunOutcome {
   std::string resolver_unreachable;
   // A flow to port 53 was refused (the eBPF layer's event): its address.
   std::optional<std::string> dns_refused;
+  // The run read its eBPF programs' events (its programs are its own).
+  bool events_read = false;
 };
 
 // With WARD_RUN_TRACE set in ward run's environment (to anything): one line

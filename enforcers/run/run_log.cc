@@ -19,7 +19,7 @@ std::string TimeText(int64_t ms) {
   const time_t s = static_cast<time_t>(ms / 1000);
   tm t;
   gmtime_r(&s, &t);
-  char buf[40];
+  char buf[96];
   std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", t.tm_year + 1900,
                 t.tm_mon + 1, t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec,
                 static_cast<int>(ms % 1000));
@@ -50,9 +50,9 @@ std::string ActionName(uint32_t code, ir::SysAction* as_ir) {
     case 0x00030000U:  // SECCOMP_RET_TRAP
       *as_ir = {ir::SysAction::Kind::kTrap, 0};
       return "trap";
-    case 0x00050000U:  // SECCOMP_RET_ERRNO
+    case 0x00050000U:  // SECCOMP_RET_ERRNO: the record has no errno value (Attribute adds it)
       *as_ir = {ir::SysAction::Kind::kErrno, static_cast<int>(data)};
-      return "errno " + ErrnoName(static_cast<int>(data));
+      return "errno";
     case 0x7fc00000U:  // SECCOMP_RET_USER_NOTIF
       *as_ir = {ir::SysAction::Kind::kNotify, 0};
       return "notify";
@@ -239,22 +239,20 @@ void RunLogCollector::Attribute(Denial* d) {
   if (d->what == "syscall") {
     ir::SyscallQuery q{d->syscall, d->arch, {}};
     std::optional<ir::Explanation> e = ir::ExplainSyscall(p, q, &error);
-    ir::SysAction as_ir;
-    (void)as_ir;
     if (!e) {
       d->rule = "default";
       return;
     }
     // The kernel's action differs from the policy's answer: the guard
     // decided (it is stacked first; the stricter action wins).
-    const std::string policy_action =
-        e->decision == "errno" ? "errno " + ErrnoName(e->errno_value) : e->decision;
-    if (policy_action != d->action || e->decision == "allow") {
+    if (e->decision != d->action || e->decision == "allow") {
       d->layer = "guard";
       d->rule = "guard";
       d->rule_text = GuardText(d->syscall);
       return;
     }
+    // seccomp's record names the action, not its errno: the policy's.
+    if (e->decision == "errno") d->action = "errno " + ErrnoName(e->errno_value);
     cite(e->rules, e->default_rule);
   } else if (d->what == "file") {
     const ir::FsRight right = d->access == "exec"    ? ir::FsRight::kExec
