@@ -295,6 +295,9 @@ int Follow(const std::vector<enforce::Enforcement>& held,
   for (const std::string& n : names) {
     std::string error;
     if (auto reader = enforce::EbpfEventReader::Open(n, &error)) {
+      // What ended runs left unread is not news: skipped.
+      std::vector<enforce::EbpfDenial> backlog;
+      reader->Poll(0, &backlog, &error);
       sources.push_back({"", std::move(reader)});
     }
   }

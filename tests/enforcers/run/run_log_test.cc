@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,10 @@ namespace ward::test {
 namespace {
 
 namespace fs = std::filesystem;
+
+// C locale: the workload then reads no locale files (linux-base grants
+// none, and each read would be a denial of its own).
+const std::string kEnv = "LC_ALL=C " + kStdEnv;
 
 const bool kRoot = [] {
   if (geteuid() != 0) {
@@ -96,7 +101,8 @@ struct NetNs {
     REQUIRE(Shell("ip netns exec " + name + " ip link set lo up").status == 0);
     server = fork();
     if (server == 0) {
-      execl("/usr/sbin/ip", "ip", "netns", "exec", name.c_str(), "/usr/bin/python3", "-c",
+      const std::string net = "--net=/run/netns/" + name;
+      execl("/usr/bin/nsenter", "nsenter", net.c_str(), "/usr/bin/python3", "-c",
             "import socket\n"
             "s = socket.socket()\n"
             "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
@@ -109,7 +115,7 @@ struct NetNs {
       _exit(127);
     }
     for (int i = 0; i < 50; ++i) {
-      if (Shell("ip netns exec " + name + " ss -ltn | grep -q 127.0.0.1:8080").status == 0) return;
+      if (Shell(Exec() + "ss -ltn | grep -q 127.0.0.1:8080").status == 0) return;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     FAIL("the test server did not start");
@@ -122,7 +128,9 @@ struct NetNs {
     Shell("ip netns pids " + name + " | xargs -r kill -9");
     Shell("ip netns del " + name);
   }
-  std::string Exec() const { return "ip netns exec " + name + " env "; }
+  // nsenter, not `ip netns exec`, which remounts /sys (and loses the
+  // cgroup2 mount ward run needs).
+  std::string Exec() const { return "nsenter --net=/run/netns/" + name + " env " + kEnv + " "; }
 };
 
 const char* kConnect =
@@ -145,7 +153,7 @@ policy rl-errno extends linux-base {
 )";
   const std::string file = WriteTemp("rl-errno.ward", text);
   const std::string log = dir + "/errno.log";
-  Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/uname", kStdEnv);
+  Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 1);
   CHECK(r.err ==
         "/usr/bin/uname: cannot get system name: Permission denied\nward run: log: 1 denials\n");
@@ -167,12 +175,12 @@ policy rl-errno extends linux-base {
   CHECK(d["rule_text"] == "errno EACCES uname");
   // Same command, nothing refused: no line, and the count says so.
   const std::string quiet = dir + "/control.log";
-  r = Ward("run --log " + quiet + " " + file + " -- /usr/bin/true", kStdEnv);
+  r = Ward("run --log " + quiet + " " + file + " -- /usr/bin/true", kEnv);
   CHECK(r.status == 0);
   CHECK(r.err == "ward run: log: 0 denials\n");
   CHECK(Slurp(quiet).empty());
   // `-`: standard output, the command's output beside it.
-  r = Ward("run --quiet --log - " + file + " -- /usr/bin/uname", kStdEnv);
+  r = Ward("run --quiet --log - " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 1);
   CHECK(r.err == "/usr/bin/uname: cannot get system name: Permission denied\n");
   REQUIRE(r.out.find("\"syscall\":\"uname\"") != std::string::npos);
@@ -190,7 +198,7 @@ policy rl-kill extends linux-base {
 }
 )";
   const std::string file = WriteTemp("rl-kill.ward", text);
-  Run r = Ward("run " + file + " -- /usr/bin/uname", kStdEnv);
+  Run r = Ward("run " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 159);
   CHECK(r.err == "ward run: the command was killed by seccomp (SIGSYS) at uname (63 on x86_64): " +
                      At(file, text, "kill uname") +
@@ -210,7 +218,7 @@ policy rl-kill-default {
   const std::string strict = WriteTemp("rl-kill-default.ward", strict_text);
   r = Ward("run " + strict + " -- /usr/bin/python3 -c 'import ctypes; "
                              "ctypes.CDLL(None).syscall(170, b\"x\", 1)'",
-           kStdEnv);
+           kEnv);
   CHECK(r.status == 159);
   CHECK(r.err ==
         "ward run: the command was killed by seccomp (SIGSYS) at sethostname (170 on x86_64): no "
@@ -219,7 +227,7 @@ policy rl-kill-default {
             ": default kill); to allow it, add `allow sethostname` to the policy's syscalls "
             "section, or `extends linux-base`\n");
   // Positive control: the same command allowed exits 0 and says nothing.
-  r = Ward("run " + strict + " -- /usr/bin/python3 -c 'pass'", kStdEnv);
+  r = Ward("run " + strict + " -- /usr/bin/python3 -c 'pass'", kEnv);
   CHECK(r.status == 0);
   CHECK(r.err.empty());
   CHECK(Leftovers("rl-kill").empty());
@@ -243,7 +251,7 @@ policy rl-file extends linux-base {
 )";
   const std::string file = WriteTemp("rl-file.ward", text);
   const std::string log = dir + "/file.log";
-  Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/cat " + secret, kStdEnv);
+  Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/cat " + secret, kEnv);
   CHECK(r.status == 1);
   CHECK(r.err == "/usr/bin/cat: " + secret + ": Permission denied\nward run: log: 1 denials\n");
   const std::vector<nlohmann::json> lines = Lines(log);
@@ -261,7 +269,7 @@ policy rl-file extends linux-base {
   CHECK(d["rule"] == "default");
   CHECK(AuditEnabled() == before);
   // Positive control: the granted file reads, no line.
-  r = Ward("run --log " + log + " " + file + " -- /usr/bin/cat " + open_file, kStdEnv);
+  r = Ward("run --log " + log + " " + file + " -- /usr/bin/cat " + open_file, kEnv);
   CHECK(r.status == 0);
   CHECK(r.out == "o\n");
   CHECK(r.err == "ward run: log: 0 denials\n");
@@ -287,7 +295,7 @@ policy rl-net extends linux-base {
 )";
   const std::string file = WriteTemp("rl-net.ward", text);
   const std::string log = dir + "/net.log";
-  Run r = Ward("run --log " + log + " " + file + " -- " + kConnect, ns.Exec() + kStdEnv);
+  Run r = Ward("run --log " + log + " " + file + " -- " + kConnect, ns.Exec());
   CHECK(r.status == 1);
   CHECK(r.out == "Operation not permitted\n");
   std::vector<nlohmann::json> lines = Lines(log);
@@ -311,7 +319,7 @@ policy rl-net-default extends linux-base {
 }
 )";
   const std::string by_default = WriteTemp("rl-net-default.ward", by_default_text);
-  r = Ward("run --log " + log + " " + by_default + " -- " + kConnect, ns.Exec() + kStdEnv);
+  r = Ward("run --log " + log + " " + by_default + " -- " + kConnect, ns.Exec());
   CHECK(r.status == 1);
   CHECK(r.out == "Operation not permitted\n");
   lines = Lines(log);
@@ -331,7 +339,7 @@ policy rl-net-open extends linux-base {
 }
 )";
   const std::string open = WriteTemp("rl-net-open.ward", open_text);
-  r = Ward("run --log " + log + " " + open + " -- " + kConnect, ns.Exec() + kStdEnv);
+  r = Ward("run --log " + log + " " + open + " -- " + kConnect, ns.Exec());
   CHECK(r.status == 0);
   CHECK(r.out == "connected\n");
   CHECK(Slurp(log).empty());
@@ -347,7 +355,7 @@ TEST_CASE("ward status --follow shows the denials of a run in progress", "[root]
 import "std/linux.ward"
 policy rl-follow extends linux-base {
   network {
-    allow tcp to 127.0.0.1 port 8080
+    allow tcp to 10.9.9.9, 127.0.0.1 port 8080
     deny tcp to 127.0.0.1 port 8080
   }
 }
@@ -365,7 +373,7 @@ policy rl-follow extends linux-base {
   const pid_t run = fork();
   if (run == 0) {
     execl("/bin/sh", "sh", "-c",
-          (ns.Exec() + kStdEnv + " " + WARD_BINARY + " run " + file + " -- " + loop).c_str(),
+          (ns.Exec() + " " + WARD_BINARY + " run " + file + " -- " + loop).c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -383,7 +391,7 @@ policy rl-follow extends linux-base {
   waitpid(follow, nullptr, 0);
   const std::string out = Slurp(follow_out);
   const std::regex line(
-      "ward run [0-9]+ \\(policy rl-follow\\): connect to 127\\.0\\.0\\.1:8080 denied \\(rule 2: "
+      "ward run [0-9]+ \\(policy rl-follow\\): connect to 127\\.0\\.0\\.1:8080 denied \\(rule 3: "
       "deny tcp to 127\\.0\\.0\\.1 port 8080\\)\\n");
   CHECK(std::regex_search(out, line));
   CHECK(Leftovers("rl-follow").empty());
@@ -391,11 +399,15 @@ policy rl-follow extends linux-base {
 
 TEST_CASE("ward run: names that cannot resolve are explained once", "[root]") {
   NetNs ns;
-  // ip netns exec binds /etc/netns/NAME/resolv.conf over /etc/resolv.conf:
-  // a resolver of the test's own, reached by nothing.
-  const std::string etc = "/etc/netns/" + ns.name;
-  fs::create_directories(etc);
-  std::ofstream(etc + "/resolv.conf") << "nameserver 10.9.9.53\n";
+  // A resolver of the test's own, reached by nothing: a resolv.conf bound
+  // over /etc/resolv.conf in a private mount namespace.
+  const std::string resolv = ScratchDir() + "/resolv.conf";
+  std::ofstream(resolv) << "nameserver 10.9.9.53\n";
+  auto in_ns = [&](const std::string& args) {
+    return Shell("nsenter --net=/run/netns/" + ns.name + " unshare -m sh -c 'mount --bind " +
+                 resolv + " /etc/resolv.conf && exec env " + kEnv + " " + WARD_BINARY + " " +
+                 args + "'");
+  };
   const std::string text = R"(ward 1
 import "std/linux.ward"
 policy rl-dns extends linux-base {
@@ -411,22 +423,27 @@ policy rl-dns extends linux-base {
       "section\n";
   // Without --log (shared programs, no event read): said at the end of a
   // failed command.
-  Run r = Ward("run " + file + " -- /usr/bin/getent hosts ward.example", ns.Exec() + kStdEnv);
+  Run r = in_ns("run " + file + " -- /usr/bin/getent hosts ward.example");
   CHECK(r.status == 2);
   CHECK(r.err == hint);
   // With --log: at the refused flow to port 53, once.
   const std::string log = ScratchDir() + "/dns.log";
-  r = Ward("run --quiet --log " + log + " " + file + " -- /usr/bin/getent hosts ward.example",
-           ns.Exec() + kStdEnv);
+  r = in_ns("run --quiet --log " + log + " " + file + " -- /usr/bin/getent hosts ward.example");
   CHECK(r.status == 2);
   CHECK(r.err == hint);
+  // glibc tries nscd's socket first (refused too: a unix connect), then
+  // the resolver.
   const std::vector<nlohmann::json> lines = Lines(log);
-  REQUIRE_FALSE(lines.empty());
-  CHECK(lines[0]["layer"] == "network");
-  CHECK(lines[0]["address"] == "10.9.9.53");
-  CHECK(lines[0]["port"] == 53);
-  CHECK(lines[0]["protocol"] == "udp");
-  CHECK(lines[0]["rule"] == "default");
+  auto udp = std::find_if(lines.begin(), lines.end(),
+                          [](const nlohmann::json& j) { return j.contains("address"); });
+  REQUIRE(udp != lines.end());
+  CHECK((*udp)["layer"] == "network");
+  CHECK((*udp)["what"] == "connect");
+  CHECK((*udp)["address"] == "10.9.9.53");
+  CHECK((*udp)["port"] == 53);
+  CHECK((*udp)["protocol"] == "udp");
+  CHECK((*udp)["rule"] == "default");
+  CHECK(lines.front()["unix"] == "/var/run/nscd/socket");
   // Positive control: the resolver granted, no hint (the name still does
   // not resolve: nothing answers there).
   const std::string granted_text = R"(ward 1
@@ -438,10 +455,9 @@ policy rl-dns-ok extends linux-base {
 }
 )";
   const std::string granted = WriteTemp("rl-dns-ok.ward", granted_text);
-  r = Ward("run " + granted + " -- /usr/bin/getent hosts ward.example", ns.Exec() + kStdEnv);
+  r = in_ns("run " + granted + " -- /usr/bin/getent hosts ward.example");
   CHECK(r.status == 2);
   CHECK(r.err.empty());
-  fs::remove_all(etc);
   CHECK(Leftovers("rl-dns").empty());
   CHECK(Leftovers("rl-dns-ok").empty());
 }
