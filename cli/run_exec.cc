@@ -1,12 +1,15 @@
 #include "cli/run_exec.h"
 
 #include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
@@ -25,6 +28,67 @@ bool GrantsEgress(const ir::Policy& ir) {
     if (r.allow && r.direction == ir::Direction::kEgress && r.implicit.empty()) return true;
   }
   return !ir.network.egress_domains.empty();
+}
+
+// A run from the run cache has no syscall rules to cite: `ward explain`
+// (ward-cli, with the front end) answers for the syscall that was killed,
+// after the run, so a SIGSYS says the same from the cache as compiled.
+// False when it could not.
+bool ExplainKill(const RunFlags& flags, const SourceManager& sources, enforce::Denial* kill) {
+  const std::string cli = WardCliPath();
+  if (cli.empty()) return false;
+  std::vector<std::string> args = {cli, "explain", flags.file};
+  if (flags.policy) args.insert(args.end(), {"--policy", *flags.policy});
+  if (!flags.std_dir.empty()) args.insert(args.end(), {"--std", flags.std_dir});
+  args.insert(args.end(),
+              {"--syscall", kill->syscall, "--arch", kill->arch, "--format", "json"});
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 2);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(cli.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return false;
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("rules") || !j["rules"].is_array()) return false;
+  if (!j["rules"].empty()) {
+    kill->rule = j["rules"][0].value("location", "");
+    kill->rule_text = j["rules"][0].value("text", "");
+    return !kill->rule.empty();
+  }
+  kill->rule = "default";
+  kill->default_at = j.value("default_rule", "");
+  // The statement's text, from the line the location names.
+  const size_t colon = kill->default_at.rfind(':', kill->default_at.rfind(':') - 1);
+  for (size_t i = 0; colon != std::string::npos && i < sources.size(); ++i) {
+    const SourceFile& f = sources.file(static_cast<FileId>(i));
+    if (kill->default_at.compare(0, colon, f.display_path) != 0) continue;
+    unsigned line = 0, col = 0;
+    if (std::sscanf(kill->default_at.c_str() + colon, ":%u:%u", &line, &col) != 2) break;
+    std::string l(sources.LineText(static_cast<FileId>(i), line));
+    l = col > 0 && col <= l.size() ? l.substr(col - 1) : l;
+    l = l.substr(0, l.find("//"));
+    while (!l.empty() && (l.back() == ' ' || l.back() == '\t')) l.pop_back();
+    kill->rule_text = l;
+  }
+  return true;
 }
 
 }  // namespace
@@ -117,9 +181,14 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
     std::cerr << "ward run: " << error
               << (code == enforce::kRunSetupFailed ? "; the command was not started" : "") << "\n";
   }
-  const enforce::RunOutcome& outcome = enforce::Outcome(*plan);
+  enforce::RunOutcome outcome = enforce::Outcome(*plan);
   if (outcome.sigsys) {
-    std::cerr << enforce::SigsysMessage(outcome, options.syscalls_unknown) << "\n";
+    bool unknown = options.syscalls_unknown;
+    if (unknown && outcome.kill && outcome.kill->layer == "seccomp" &&
+        ExplainKill(flags, sources, &*outcome.kill)) {
+      unknown = false;
+    }
+    std::cerr << enforce::SigsysMessage(outcome, unknown) << "\n";
   }
   // Said once: at the refused flow to port 53 when the run read its
   // programs' events; else here when the command failed and the policy
@@ -134,11 +203,14 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
       std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged
                 << "\n";
     }
+    const std::string count =
+        std::to_string(outcome.denials) + (outcome.denials == 1 ? " denial" : " denials");
     if (outcome.lost > 0) {
-      std::cerr << "ward run: log: " << outcome.denials << " denials, " << outcome.lost
-                << " records lost: the log may be incomplete\n";
+      std::cerr << "ward run: log: " << count << ", " << outcome.lost
+                << (outcome.lost == 1 ? " record" : " records")
+                << " lost: the log may be incomplete\n";
     } else if (!flags.quiet) {
-      std::cerr << "ward run: log: " << outcome.denials << " denials\n";
+      std::cerr << "ward run: log: " << count << "\n";
     }
     if (log_fd != 1) close(log_fd);
   }

@@ -156,7 +156,7 @@ policy rl-errno extends linux-base {
   Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 1);
   CHECK(r.err ==
-        "/usr/bin/uname: cannot get system name: Permission denied\nward run: log: 1 denials\n");
+        "/usr/bin/uname: cannot get system name: Permission denied\nward run: log: 1 denial\n");
   const std::vector<nlohmann::json> lines = Lines(log);
   REQUIRE(lines.size() == 1);
   const nlohmann::json& d = lines[0];
@@ -179,6 +179,17 @@ policy rl-errno extends linux-base {
   CHECK(r.status == 0);
   CHECK(r.err == "ward run: log: 0 denials\n");
   CHECK(Slurp(quiet).empty());
+  // On a terminal, a short line per denial (--quiet: none).
+  r = Shell("script -qec \"env " + kEnv + " " + WARD_BINARY + " run --log " + quiet + " " + file +
+            " -- /usr/bin/uname\" /dev/null");
+  CHECK(std::regex_replace(r.out, std::regex("pid [0-9]+"), "pid N") ==
+        "/usr/bin/uname: cannot get system name: Permission denied\r\nward run: denied syscall "
+        "uname (seccomp, errno EACCES) pid N uname: " +
+            At(file, text, "errno EACCES uname") +
+            " (errno EACCES uname)\r\nward run: log: 1 denial\r\n");
+  r = Shell("script -qec \"env " + kEnv + " " + WARD_BINARY + " run --quiet --log " + quiet + " " +
+            file + " -- /usr/bin/uname\" /dev/null");
+  CHECK(r.out == "/usr/bin/uname: cannot get system name: Permission denied\r\n");
   // `-`: standard output, the command's output beside it.
   r = Ward("run --quiet --log - " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 1);
@@ -198,11 +209,22 @@ policy rl-kill extends linux-base {
 }
 )";
   const std::string file = WriteTemp("rl-kill.ward", text);
+  const std::string said = "ward run: the command was killed by seccomp (SIGSYS) at uname (63 on "
+                           "x86_64): " +
+                           At(file, text, "kill uname") +
+                           " (kill uname); to allow it, change that rule to `allow uname`\n";
   Run r = Ward("run " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 159);
-  CHECK(r.err == "ward run: the command was killed by seccomp (SIGSYS) at uname (63 on x86_64): " +
-                     At(file, text, "kill uname") +
-                     " (kill uname); to allow it, change that rule to `allow uname`\n");
+  CHECK(r.err == said);
+  // The second run comes from the run cache (no syscall rules in its IR):
+  // the same words.
+  r = Ward("run " + file + " -- /usr/bin/uname", kEnv + " WARD_RUN_TRACE=1");
+  CHECK(r.status == 159);
+  CHECK(r.err.find("trace ") != std::string::npos);
+  CHECK(r.err.find(" key\n") != std::string::npos);  // the cache's path
+  const size_t at = r.err.find("ward run:");
+  REQUIRE(at != std::string::npos);
+  CHECK(r.err.substr(at, r.err.find('\n', at) + 1 - at) == said);
   // The default decided: an explicit `default kill`.
   const std::string strict_text = R"(ward 1
 policy rl-kill-default {
@@ -253,7 +275,7 @@ policy rl-file extends linux-base {
   const std::string log = dir + "/file.log";
   Run r = Ward("run --log " + log + " " + file + " -- /usr/bin/cat " + secret, kEnv);
   CHECK(r.status == 1);
-  CHECK(r.err == "/usr/bin/cat: " + secret + ": Permission denied\nward run: log: 1 denials\n");
+  CHECK(r.err == "/usr/bin/cat: " + secret + ": Permission denied\nward run: log: 1 denial\n");
   const std::vector<nlohmann::json> lines = Lines(log);
   REQUIRE(lines.size() == 1);
   const nlohmann::json& d = lines[0];
