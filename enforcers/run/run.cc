@@ -23,6 +23,7 @@
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <string_view>
 
 #include "backends/ebpf/maps.h"
 #include "backends/landlock/ruleset.h"
@@ -815,6 +816,27 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
       ChildFail(fd, step, errno, kRunSetupFailed);
     }
     RunTrace("child cgroup entered");
+    if (plan.log) {
+      // An audit session of the run's own: every record of the workload
+      // and its descendants then names it (`ses=`), even once the process
+      // is gone (run_log.h). Writing the login uid starts one; a host
+      // that made login uids immutable refuses, and the cgroup decides.
+      const int fd_uid = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
+      char uid[16];
+      const int n = snprintf(uid, sizeof uid, "%u", static_cast<unsigned>(getuid()));
+      if (fd_uid >= 0 && write(fd_uid, uid, static_cast<size_t>(n)) == n) {
+        char ses[16] = {};
+        const int fd_ses = open("/proc/self/sessionid", O_RDONLY | O_CLOEXEC);
+        if (fd_ses >= 0 && read(fd_ses, ses, sizeof ses - 1) > 0) {
+          ChildReport session{};
+          strncpy(session.step, "session", sizeof(session.step) - 1);
+          session.error = atoi(ses);
+          (void)!write(fd, &session, sizeof(session));
+        }
+        if (fd_ses >= 0) close(fd_ses);
+      }
+      if (fd_uid >= 0) close(fd_uid);
+    }
     MountFailure mf;
     if (!ApplyMounts(plan.mounts, &mf)) ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
     RunTrace("child mounts");
@@ -843,9 +865,15 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
 
   ChildReport r{};
   ssize_t got;
-  do {
-    got = read(report[0], &r, sizeof(r));
-  } while (got < 0 && errno == EINTR);
+  int session = -1;
+  for (;;) {
+    do {
+      got = read(report[0], &r, sizeof(r));
+    } while (got < 0 && errno == EINTR);
+    // The run's audit session (--log), before any failure or the exec.
+    if (got != static_cast<ssize_t>(sizeof(r)) || std::string_view(r.step) != "session") break;
+    session = r.error;
+  }
   close(report[0]);
   RunTrace("exec reported");
   int status = 0;
@@ -880,6 +908,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   log_context.text = plan.options.text ? plan.options.text : [](Span) { return std::string(); };
   log_context.cgroup = plan.cgroup.v2.path;
   log_context.child = child;
+  log_context.session = session;
   RunLogCollector collector(std::move(log_context));
   auto emit = [&](std::vector<Denial>& found) {
     for (const Denial& d : found) {

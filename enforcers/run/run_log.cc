@@ -288,7 +288,8 @@ std::optional<Denial> RunLogCollector::Seccomp(const AuditRecord& r) {
   } catch (...) {
     return std::nullopt;
   }
-  if (!Ours(pid)) return std::nullopt;
+  if (c_.session >= 0 && r.Get("ses") != std::to_string(c_.session)) return std::nullopt;
+  if (c_.session < 0 && !Ours(pid)) return std::nullopt;
   Denial d;
   d.time_ms = r.time_ms;
   d.pid = pid;
@@ -426,8 +427,9 @@ void RunLogCollector::Flush(std::vector<Denial>* out) {
 }
 
 void RunLogCollector::AddEbpf(const std::vector<EbpfDenial>& events, std::vector<Denial>* out) {
+  // Only the run's own programs' events come here, attached to its cgroup
+  // alone: every one is the run's.
   for (const EbpfDenial& e : events) {
-    if (!Ours(static_cast<int>(e.pid))) continue;
     Denial d;
     d.time_ms = NowMs();
     d.pid = static_cast<int>(e.pid);

@@ -75,6 +75,9 @@ struct RunLogContext {
   std::function<std::string(Span)> text;
   std::string cgroup;  // the run's v2 cgroup, a full path
   int child = 0;       // the pid the workload was born as
+  // The run's own audit session (`ses=` in its records), -1 when it has
+  // none: then records are kept by the cgroup of their pid.
+  int session = -1;
 };
 
 // Gathers a run's denials from the audit records and eBPF events it is
@@ -85,6 +88,7 @@ class RunLogCollector {
   // Records as read; seccomp's are decided at once, Landlock's kept until
   // their event is whole (the end-of-event record) or Flush.
   void AddAudit(const std::vector<AuditRecord>& records, std::vector<Denial>* out);
+  // Events of the run's own eBPF programs (attached to its cgroup only).
   void AddEbpf(const std::vector<EbpfDenial>& events, std::vector<Denial>* out);
   // Events still waiting for their end (the run is over).
   void Flush(std::vector<Denial>* out);
