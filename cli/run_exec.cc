@@ -22,14 +22,6 @@ namespace ward::cli {
 
 namespace {
 
-// A rule of the policy's own (not wardd's implicit ones) allows egress.
-bool GrantsEgress(const ir::Policy& ir) {
-  for (const ir::FlatRule& r : ir.network.rules) {
-    if (r.allow && r.direction == ir::Direction::kEgress && r.implicit.empty()) return true;
-  }
-  return !ir.network.egress_domains.empty();
-}
-
 // A run from the run cache has no syscall rules to cite: `ward explain`
 // (ward-cli, with the front end) answers for the syscall that was killed,
 // after the run, so a SIGSYS says the same from the cache as compiled.
@@ -189,14 +181,6 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
       unknown = false;
     }
     std::cerr << enforce::SigsysMessage(outcome, unknown) << "\n";
-  }
-  // Said once: at the refused flow to port 53 when the run read its
-  // programs' events; else here when the command failed and the policy
-  // grants some egress (a policy without network expects no names).
-  if (!outcome.dns_refused && !outcome.events_read && code != 0 &&
-      code != enforce::kRunSetupFailed && GrantsEgress(ir)) {
-    const std::string hint = enforce::DnsHint(outcome, ir.name);
-    if (!hint.empty()) std::cerr << "ward run: " << hint << "\n";
   }
   if (flags.log && log_fd >= 0) {
     if (!outcome.files_unlogged.empty()) {
