@@ -2,6 +2,7 @@
 // `ward remove`, `ward status`: enforce a policy's network section on this
 // host through a network enforcer (enforcers/linux/enforcer.h), take it
 // away, and say what the host enforces. Argument parsing and output only.
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -308,11 +309,18 @@ int Follow(const std::vector<enforce::Enforcement>& held,
   }
   CatchStopSignals();
   std::cout << std::flush;
+  // One wait over every ring buffer (there may be many cache entries),
+  // then the ready ones read without waiting.
+  std::vector<pollfd> fds;
+  for (const Source& source : sources) fds.push_back({source.reader->fd(), POLLIN, 0});
   while (!g_stop) {
-    for (Source& source : sources) {
+    if (poll(fds.data(), fds.size(), 200) <= 0) continue;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (!(fds[i].revents & POLLIN)) continue;
+      Source& source = sources[i];
       std::vector<enforce::EbpfDenial> denials;
       std::string error;
-      if (!source.reader->Poll(sources.size() == 1 ? 200 : 50, &denials, &error)) {
+      if (!source.reader->Poll(0, &denials, &error)) {
         std::cerr << "ward status: " << (source.label.empty() ? "ward run" : source.label) << ": "
                   << error << "\n";
         return kUsage;
