@@ -133,13 +133,16 @@ struct NetNs {
   std::string Exec() const { return "nsenter --net=/run/netns/" + name + " env " + kEnv + " "; }
 };
 
+// A connect to the test's server; the process stays 0.5 s after a refusal,
+// so that its executable can still be read when its event is (a process
+// gone by then is reported with an empty "exe").
 const char* kConnect =
-    "/usr/bin/python3 -c 'import socket,sys\n"
+    "/usr/bin/python3 -c 'import socket,sys,time\n"
     "s = socket.socket()\n"
     "try:\n"
     "    s.connect((\"127.0.0.1\", 8080)); print(\"connected\")\n"
     "except OSError as e:\n"
-    "    print(e.strerror); sys.exit(1)'";
+    "    print(e.strerror); time.sleep(0.5); sys.exit(1)'";
 
 TEST_CASE("ward run --log: a syscall refused with an errno, and the positive control", "[root]") {
   const std::string dir = ScratchDir();
