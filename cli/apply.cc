@@ -291,7 +291,7 @@ int Follow(const std::vector<enforce::Enforcement>& held,
   }
   for (const auto& entry : std::filesystem::directory_iterator(enforce::EbpfPinDir(""), ec)) {
     const std::string n = entry.path().filename().string();
-    if (n.rfind("cache-", 0) == 0) names.push_back(n);
+    if (!runs.empty() && n.rfind("cache-", 0) == 0) names.push_back(n);
   }
   for (const std::string& n : names) {
     std::string error;

@@ -1,8 +1,7 @@
-// `ward run FILE [--policy NAME] [--dry-run] [--partial] [--log FILE|-] [--quiet] -- CMD ARGS...`: one command
-// under the whole policy (enforcers/run/run.h does the work). Argument
-// parsing and output only. The command's exit status passes through, so
-// ward run's own failures use the codes env(1) and chroot(1) use
-// (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
+// `ward run FILE [--policy NAME] [--dry-run] [--partial] [--log FILE|-] [--quiet] -- CMD ARGS...`:
+// one command under the whole policy (enforcers/run/run.h does the work). Argument parsing and
+// output only. The command's exit status passes through, so ward run's own failures use the codes
+// env(1) and chroot(1) use (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
 // found, 124 a limit ended the run.
 #include <unistd.h>
 

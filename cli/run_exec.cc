@@ -5,8 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -32,8 +32,7 @@ bool ExplainKill(const RunFlags& flags, const SourceManager& sources, enforce::D
   std::vector<std::string> args = {cli, "explain", flags.file};
   if (flags.policy) args.insert(args.end(), {"--policy", *flags.policy});
   if (!flags.std_dir.empty()) args.insert(args.end(), {"--std", flags.std_dir});
-  args.insert(args.end(),
-              {"--syscall", kill->syscall, "--arch", kill->arch, "--format", "json"});
+  args.insert(args.end(), {"--syscall", kill->syscall, "--arch", kill->arch, "--format", "json"});
   int out[2];
   if (pipe2(out, O_CLOEXEC) != 0) return false;
   const pid_t pid = fork();
@@ -54,7 +53,8 @@ bool ExplainKill(const RunFlags& flags, const SourceManager& sources, enforce::D
   }
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
   close(out[0]);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -133,9 +133,9 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   int log_fd = -1;
   const bool human = flags.log && !flags.quiet && isatty(2);
   if (flags.log && !flags.dry_run) {
-    log_fd = *flags.log == "-" ? 1
-                               : open(flags.log->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-                                      0666);
+    log_fd = *flags.log == "-"
+                 ? 1
+                 : open(flags.log->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (log_fd < 0) {
       std::cerr << "ward run: log: cannot open " << *flags.log << ": " << std::strerror(errno)
                 << "; the command was not started\n";
@@ -184,8 +184,7 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   }
   if (flags.log && log_fd >= 0) {
     if (!outcome.files_unlogged.empty()) {
-      std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged
-                << "\n";
+      std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged << "\n";
     }
     const std::string count =
         std::to_string(outcome.denials) + (outcome.denials == 1 ? " denial" : " denials");

@@ -193,10 +193,10 @@ struct EbpfDenial {
   uint32_t rule = 0;
   // "connect", "send", "bind", "accept", "receive", "packet" or "socket".
   std::string op;
-  std::string protocol;  // "tcp", "udp", "icmp", "protocol N"; empty for unix and socket
-  std::string address;   // the peer (no brackets); empty for bind, unix, socket
-  int port = -1;         // the peer's port; -1 without one
-  int local_port = -1;   // bind, accept, receive: the local port
+  std::string protocol;   // "tcp", "udp", "icmp", "protocol N"; empty for unix and socket
+  std::string address;    // the peer (no brackets); empty for bind, unix, socket
+  int port = -1;          // the peer's port; -1 without one
+  int local_port = -1;    // bind, accept, receive: the local port
   std::string unix_name;  // "/path" or "@name", bytes outside printable ASCII as \xNN
   int family = 0;         // the address family (AF_INET, AF_INET6, AF_UNIX)
   int sock_type = 0, sock_proto = 0;  // "socket": the refused socket's type and protocol

@@ -19,11 +19,11 @@
 
 namespace ward::enforce {
 
-inline constexpr int kAuditSeccomp = 1326;          // AUDIT_SECCOMP
-inline constexpr int kAuditSyscall = 1300;          // AUDIT_SYSCALL
-inline constexpr int kAuditEndOfEvent = 1320;       // AUDIT_EOE
-inline constexpr int kAuditLandlockAccess = 1423;   // AUDIT_LANDLOCK_ACCESS
-inline constexpr int kAuditLandlockDomain = 1424;   // AUDIT_LANDLOCK_DOMAIN
+inline constexpr int kAuditSeccomp = 1326;         // AUDIT_SECCOMP
+inline constexpr int kAuditSyscall = 1300;         // AUDIT_SYSCALL
+inline constexpr int kAuditEndOfEvent = 1320;      // AUDIT_EOE
+inline constexpr int kAuditLandlockAccess = 1423;  // AUDIT_LANDLOCK_ACCESS
+inline constexpr int kAuditLandlockDomain = 1424;  // AUDIT_LANDLOCK_DOMAIN
 
 // One record: "audit(SEC.MS:SERIAL): key=value ...".
 struct AuditRecord {

@@ -346,7 +346,8 @@ std::vector<std::string> Resolvers() {
   for (std::string line; std::getline(in, line);) {
     std::istringstream words(line);
     std::string key, value;
-    if (words >> key >> value && key == "nameserver") out.push_back(value.substr(0, value.find('%')));
+    if (words >> key >> value && key == "nameserver")
+      out.push_back(value.substr(0, value.find('%')));
   }
   if (out.empty()) out.push_back("127.0.0.1");
   return out;
@@ -619,11 +620,13 @@ const RunOutcome& Outcome(const RunPlan& plan) { return plan.outcome; }
 std::string SigsysMessage(const RunOutcome& outcome, bool syscalls_unknown) {
   std::string out = "ward run: the command was killed by seccomp (SIGSYS)";
   if (!outcome.kill) {
-    return out + "; its record did not arrive (the audit socket is unreadable here): `ward run "
-                 "--log` names the syscall";
+    return out +
+           "; its record did not arrive (the audit socket is unreadable here): `ward run "
+           "--log` names the syscall";
   }
   const Denial& d = *outcome.kill;
-  const std::string name = d.syscall.empty() ? "syscall " + std::to_string(d.syscall_nr) : d.syscall;
+  const std::string name =
+      d.syscall.empty() ? "syscall " + std::to_string(d.syscall_nr) : d.syscall;
   out += " at " + name + " (" + std::to_string(d.syscall_nr) + " on " + d.arch + ")";
   if (d.layer == "guard") {
     return out + ", refused by " + d.rule_text + "; add `" + d.arch +

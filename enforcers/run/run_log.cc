@@ -73,7 +73,8 @@ std::string GuardText(const std::string& name) {
   if (name == "socket" || name == "socketpair") {
     return "ward run's guard: socket families and netlink protocols no rule grants";
   }
-  if (name == "ioctl") return "ward run's guard: TIOCSTI, TIOCLINUX and the host's interface ioctls";
+  if (name == "ioctl")
+    return "ward run's guard: TIOCSTI, TIOCLINUX and the host's interface ioctls";
   if (name == "clone3") return "ward run's guard: clone3 (ENOSYS, glibc falls back to clone)";
   if (name.find("chmod") != std::string::npos) return "ward run's guard: setuid and setgid bits";
   return "ward run's guard: another architecture's calls";
@@ -149,7 +150,8 @@ std::string DenialText(const Denial& d) {
     tried = "bind " + d.protocol + " port " + std::to_string(d.local_port);
   } else {
     std::string addr = d.address.find(':') != std::string::npos ? "[" + d.address + "]" : d.address;
-    tried = d.what + " " + d.protocol + " " + addr + (d.port >= 0 ? ":" + std::to_string(d.port) : "");
+    tried =
+        d.what + " " + d.protocol + " " + addr + (d.port >= 0 ? ":" + std::to_string(d.port) : "");
   }
   std::string exe = d.exe;
   if (const size_t slash = exe.rfind('/'); slash != std::string::npos) exe = exe.substr(slash + 1);

@@ -43,8 +43,8 @@ struct Denial {
   std::string what;
   std::string syscall;  // its name ("" when unknown)
   int syscall_nr = -1;
-  std::string arch;    // libseccomp's spelling
-  std::string action;  // seccomp: "kill", "errno EPERM", "trap", ...; others: "deny"
+  std::string arch;                // libseccomp's spelling
+  std::string action;              // seccomp: "kill", "errno EPERM", "trap", ...; others: "deny"
   std::string path, access;        // file: the path; "read", "write", "exec"
   std::string protocol, address;   // network
   int port = -1, local_port = -1;  // network
@@ -113,7 +113,7 @@ class RunLogCollector {
 
   RunLogContext c_;
   std::set<int> ours_, others_;
-  std::set<std::string> domains_;  // our Landlock domains (hex ids)
+  std::set<std::string> domains_;                         // our Landlock domains (hex ids)
   std::map<uint64_t, std::vector<AuditRecord>> pending_;  // by serial
   std::map<int, Denial> kills_;
   std::optional<Denial> last_kill_;

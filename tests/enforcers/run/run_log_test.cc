@@ -233,10 +233,11 @@ policy rl-kill extends linux-base {
 }
 )";
   const std::string file = WriteTemp("rl-kill.ward", text);
-  const std::string said = "ward run: the command was killed by seccomp (SIGSYS) at uname (63 on "
-                           "x86_64): " +
-                           At(file, text, "kill uname") +
-                           " (kill uname); to allow it, change that rule to `allow uname`\n";
+  const std::string said =
+      "ward run: the command was killed by seccomp (SIGSYS) at uname (63 on "
+      "x86_64): " +
+      At(file, text, "kill uname") +
+      " (kill uname); to allow it, change that rule to `allow uname`\n";
   Run r = Ward("run " + file + " -- /usr/bin/uname", kEnv);
   CHECK(r.status == 159);
   CHECK(r.err == said);
@@ -262,8 +263,9 @@ policy rl-kill-default {
 }
 )";
   const std::string strict = WriteTemp("rl-kill-default.ward", strict_text);
-  r = Ward("run " + strict + " -- /usr/bin/python3 -c 'import ctypes; "
-                             "ctypes.CDLL(None).syscall(170, b\"x\", 1)'",
+  r = Ward("run " + strict +
+               " -- /usr/bin/python3 -c 'import ctypes; "
+               "ctypes.CDLL(None).syscall(170, b\"x\", 1)'",
            kEnv);
   CHECK(r.status == 159);
   CHECK(r.err ==
@@ -291,7 +293,8 @@ TEST_CASE("ward run --log: a file Landlock refuses, with audit back as it was", 
 import "std/linux.ward"
 policy rl-file extends linux-base {
   filesystem {
-    allow read ")" + open_file + R"("
+    allow read ")" + open_file +
+                           R"("
   }
 }
 )";
@@ -324,8 +327,7 @@ policy rl-file extends linux-base {
   CHECK(Leftovers("rl-file").empty());
 }
 
-TEST_CASE("ward run --log: a connection the eBPF layer refuses, by rule and by default",
-          "[root]") {
+TEST_CASE("ward run --log: a connection the eBPF layer refuses, by rule and by default", "[root]") {
   NetNs ns;
   const std::string dir = ScratchDir();
   // Port 8080 is granted to some address, so Landlock lets the connect
@@ -465,8 +467,8 @@ TEST_CASE("ward run: names that cannot resolve are explained once", "[root]") {
   std::ofstream(resolv) << "nameserver 10.9.9.53\n";
   auto in_ns = [&](const std::string& args) {
     return Shell("nsenter --net=/run/netns/" + ns.name + " unshare -m sh -c 'mount --bind " +
-                 resolv + " /etc/resolv.conf && exec env " + kEnv + " " + WARD_BINARY + " " +
-                 args + "'");
+                 resolv + " /etc/resolv.conf && exec env " + kEnv + " " + WARD_BINARY + " " + args +
+                 "'");
   };
   const std::string text = R"(ward 1
 import "std/linux.ward"
