@@ -80,9 +80,10 @@ bool AuditGetStatus(AuditStatus* out, std::string* error);
 // supervisor does not keep audit on past the next run's end.
 // *turned_on: this call enabled it.
 bool AuditAcquire(const std::string& state_dir, bool* turned_on, std::string* error);
-// The run with this supervisor pid is done: audit is turned back off when
-// no live user is left and the first user had turned it on.
-// *turned_off: this call disabled it.
+// This process's run is done (or, from the clean-up of stale runs, none
+// of ours was counted: then only the users gone are dropped): audit is
+// turned back off when no live user is left and the first user had turned
+// it on. *turned_off: this call disabled it.
 bool AuditRelease(const std::string& state_dir, bool* turned_off, std::string* error);
 
 }  // namespace ward::enforce

@@ -1129,6 +1129,10 @@ std::vector<LiveRun> ListRuns(const std::string& state_dir) {
 
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
+  // Audit turned on for a `--log` run whose supervisor was killed.
+  bool turned_off = false;
+  std::string audit_error;
+  AuditRelease(state_dir, &turned_off, &audit_error);
   // Programs cached by other builds of ward, and those no run used lately.
   EbpfPruneCache(kKeptPrograms, kProgramIdleSeconds);
   for (Record& r : ReadRecords(state_dir)) {
