@@ -22,6 +22,9 @@
 // the timeout and cpu_time limits, refreshes resolved names, and removes the
 // cgroup, programs and pins when the command ends. A record under
 // `state_dir` lets the next run clean up after a supervisor that was killed.
+// It also reads the kernel's audit records of the run (run_log.h): every
+// denial with `--log` (RunOptions::on_denial), and the syscall a SIGSYS
+// killed (RunOutcome).
 #pragma once
 
 #include <functional>
