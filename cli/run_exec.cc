@@ -122,7 +122,12 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   options.filter = filter;
   options.guard = guard;
   options.partial = flags.partial;
-  options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
+  options.report = [](const std::string& message) {
+    // One write: the workload may write to the same stream meanwhile.
+    const std::string line = "ward run: " + message + "\n";
+    std::cerr << std::flush;
+    (void)!write(2, line.data(), line.size());
+  };
   options.where = [&sources](Span s) { return ir::Where(sources, s); };
   options.text = [&sources](Span s) { return std::string(sources.Text(s)); };
   // The run cache's IR has no syscall rules: a SIGSYS names no rule then.
@@ -145,7 +150,11 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
       const std::string line = enforce::DenialJson(d) + "\n";
       if (log_fd == 1) std::cout << std::flush;
       (void)!write(log_fd, line.data(), line.size());
-      if (human) std::cerr << enforce::DenialText(d) << "\n" << std::flush;
+      // One write: the workload writes to the same terminal meanwhile.
+      if (human) {
+        const std::string text = enforce::DenialText(d) + "\n";
+        (void)!write(2, text.data(), text.size());
+      }
     };
   }
   std::string error;
