@@ -2,11 +2,14 @@
 // `ward remove`, `ward status`: enforce a policy's network section on this
 // host through a network enforcer (enforcers/linux/enforcer.h), take it
 // away, and say what the host enforces. Argument parsing and output only.
+#include <poll.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -319,11 +322,46 @@ int RunRemove(const ApplyFlags& flags) {
 }
 
 // `ward status --follow`: the denials the eBPF programs report, one line
-// each, until interrupted. nftables keeps no event stream (its rejects are
-// not logged).
-int Follow(const std::vector<enforce::Enforcement>& held) {
+// each, until interrupted: the policies `ward apply` enforces, and the runs
+// of `ward run` in progress (`runs`), from their pins: a run's own programs
+// (a policy with names to resolve, or `--log`), or the programs runs of one
+// policy share (ebpf.h, EbpfAttachShared), whose events are told apart by
+// the cgroup of the pid they name. nftables keeps no event stream (its
+// rejects are not logged).
 #ifdef WARD_HAVE_EBPF
-  std::vector<std::pair<std::string, std::unique_ptr<enforce::EbpfEventReader>>> readers;
+namespace {
+
+// The live run whose cgroup holds `pid`, or nullptr.
+const enforce::LiveRun* RunOfPid(const std::vector<enforce::LiveRun>& runs, uint32_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cgroup");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("0::", 0) != 0) continue;
+    const std::string path = line.substr(3);
+    for (const enforce::LiveRun& r : runs) {
+      const size_t ward = r.cgroup.rfind("/ward/");
+      if (ward == std::string::npos) continue;
+      const std::string relative = r.cgroup.substr(ward);
+      if (path == relative || path.rfind(relative + "/", 0) == 0) return &r;
+    }
+  }
+  return nullptr;
+}
+
+std::string RunLabel(const enforce::LiveRun& r) {
+  return "ward run " + std::to_string(r.supervisor) + " (policy " + r.policy + ")";
+}
+
+}  // namespace
+#endif
+
+int Follow(const std::vector<enforce::Enforcement>& held,
+           const std::vector<enforce::LiveRun>& runs) {
+#ifdef WARD_HAVE_EBPF
+  struct Source {
+    std::string label;  // a policy's name; empty: runs' events, labelled by pid
+    std::unique_ptr<enforce::EbpfEventReader> reader;
+  };
+  std::vector<Source> sources;
   for (const enforce::Enforcement& e : held) {
     if (e.enforcer != "ebpf") continue;
     std::string error;
@@ -332,29 +370,66 @@ int Follow(const std::vector<enforce::Enforcement>& held) {
       std::cerr << "ward status: " << e.policy << ": " << error << "\n";
       return kUsage;
     }
-    readers.emplace_back(e.policy, std::move(reader));
+    sources.push_back({e.policy, std::move(reader)});
   }
-  if (readers.empty()) {
-    std::cerr << "ward status: --follow: no policy is enforced with ebpf (only ebpf reports "
-                 "denials)\n";
+  // Runs: their own programs' ring buffers, and the shared ones of the
+  // cache (one per policy run without names). A run that ends while we
+  // read leaves a reader that reports nothing more.
+  std::error_code ec;
+  std::vector<std::string> names;
+  for (const enforce::LiveRun& r : runs) {
+    names.push_back(r.pins.substr(r.pins.rfind('/') + 1));
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(enforce::EbpfPinDir(""), ec)) {
+    const std::string n = entry.path().filename().string();
+    if (!runs.empty() && n.rfind("cache-", 0) == 0) names.push_back(n);
+  }
+  for (const std::string& n : names) {
+    std::string error;
+    if (auto reader = enforce::EbpfEventReader::Open(n, &error)) {
+      // What ended runs left unread is not news: skipped.
+      std::vector<enforce::EbpfDenial> backlog;
+      reader->Poll(0, &backlog, &error);
+      sources.push_back({"", std::move(reader)});
+    }
+  }
+  if (sources.empty()) {
+    std::cerr << "ward status: --follow: no policy is enforced with ebpf and no ward run is in "
+                 "progress (only ebpf reports denials)\n";
     return kUsage;
   }
   CatchStopSignals();
   std::cout << std::flush;
+  // One wait over every ring buffer (there may be many cache entries),
+  // then the ready ones read without waiting.
+  std::vector<pollfd> fds;
+  for (const Source& source : sources) fds.push_back({source.reader->fd(), POLLIN, 0});
   while (!g_stop) {
-    for (auto& [policy, reader] : readers) {
-      std::vector<std::string> lines;
+    if (poll(fds.data(), fds.size(), 200) <= 0) continue;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (!(fds[i].revents & POLLIN)) continue;
+      Source& source = sources[i];
+      std::vector<enforce::EbpfDenial> denials;
       std::string error;
-      if (!reader->Poll(readers.size() == 1 ? 200 : 50, &lines, &error)) {
-        std::cerr << "ward status: " << policy << ": " << error << "\n";
+      if (!source.reader->Poll(0, &denials, &error)) {
+        std::cerr << "ward status: " << (source.label.empty() ? "ward run" : source.label) << ": "
+                  << error << "\n";
         return kUsage;
       }
-      for (const std::string& l : lines) std::cout << policy << ": " << l << "\n" << std::flush;
+      for (const enforce::EbpfDenial& d : denials) {
+        std::string label = source.label;
+        if (label.empty()) {
+          const enforce::LiveRun* run = RunOfPid(runs, d.pid);
+          label = run ? RunLabel(*run) : "ward run (pid " + std::to_string(d.pid) + ", ended)";
+        }
+        std::cout << label << ": " << d.line << "\n" << std::flush;
+      }
     }
   }
   return kOk;
 #else
   (void)held;
+  (void)runs;
   std::cerr << "ward status: --follow needs the ebpf enforcer, not built in this ward\n";
   return kUsage;
 #endif
@@ -418,7 +493,7 @@ int RunStatus(const ApplyFlags& flags) {
     for (const std::string& v1 : r.v1) std::cout << ", v1 " << v1;
     std::cout << ", ebpf links " << r.pins << "\n";
   }
-  return flags.follow ? Follow(held) : kOk;
+  return flags.follow ? Follow(held, runs) : kOk;
 }
 
 void AddTargetOption(CLI::App* cmd, ApplyFlags* flags) {

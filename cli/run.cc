@@ -1,8 +1,7 @@
-// `ward run FILE [--policy NAME] [--dry-run] [--partial] -- CMD ARGS...`: one command
-// under the whole policy (enforcers/run/run.h does the work). Argument
-// parsing and output only. The command's exit status passes through, so
-// ward run's own failures use the codes env(1) and chroot(1) use
-// (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
+// `ward run FILE [--policy NAME] [--dry-run] [--partial] [--log FILE|-] [--quiet] -- CMD ARGS...`:
+// one command under the whole policy (enforcers/run/run.h does the work). Argument parsing and
+// output only. The command's exit status passes through, so ward run's own failures use the codes
+// env(1) and chroot(1) use (enforcers/run/run.h): 125 set-up failed, 126/127 cannot execute / not
 // found, 124 a limit ended the run.
 #include <unistd.h>
 
@@ -86,6 +85,9 @@ void AddRunCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"text", "json"}));
   cmd->add_flag("--partial", f->partial,
                 "deny whole what Landlock cannot carve out of an allow (a warning, not an error)");
+  cmd->add_option("--log", f->log,
+                  "every denial of the run as JSON lines to FILE (- for standard output)");
+  cmd->add_flag("--quiet", f->quiet, "with --log: no line per denial on a terminal's stderr");
   AddDnsFlags(cmd, &f->dns);
   cmd->add_option("--std", f->std_dir, "standard library folder");
   cmd->add_option("--color", f->output.color, "colour: auto, always or never")

@@ -1,17 +1,89 @@
 #include "cli/run_exec.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
 
 #include "cli/programs.h"
 #include "compiler/agent_guard.h"
+#include "compiler/ir_json.h"
 #include "enforcers/run/run_cache.h"
 
 namespace ward::cli {
+
+namespace {
+
+// A run from the run cache has no syscall rules to cite: `ward explain`
+// (ward-cli, with the front end) answers for the syscall that was killed,
+// after the run, so a SIGSYS says the same from the cache as compiled.
+// False when it could not.
+bool ExplainKill(const RunFlags& flags, const SourceManager& sources, enforce::Denial* kill) {
+  const std::string cli = WardCliPath();
+  if (cli.empty()) return false;
+  std::vector<std::string> args = {cli, "explain", flags.file};
+  if (flags.policy) args.insert(args.end(), {"--policy", *flags.policy});
+  if (!flags.std_dir.empty()) args.insert(args.end(), {"--std", flags.std_dir});
+  args.insert(args.end(), {"--syscall", kill->syscall, "--arch", kill->arch, "--format", "json"});
+  int out[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return false;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, 2);
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(cli.c_str(), argv.data());
+    _exit(127);
+  }
+  close(out[1]);
+  if (pid < 0) {
+    close(out[0]);
+    return false;
+  }
+  std::string text;
+  char buf[4096];
+  for (ssize_t n; (n = read(out[0], buf, sizeof buf)) > 0;)
+    text.append(buf, static_cast<size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("rules") || !j["rules"].is_array()) return false;
+  if (!j["rules"].empty()) {
+    kill->rule = j["rules"][0].value("location", "");
+    kill->rule_text = j["rules"][0].value("text", "");
+    return !kill->rule.empty();
+  }
+  kill->rule = "default";
+  kill->default_at = j.value("default_rule", "");
+  // The statement's text, from the line the location names.
+  const size_t colon = kill->default_at.rfind(':', kill->default_at.rfind(':') - 1);
+  for (size_t i = 0; colon != std::string::npos && i < sources.size(); ++i) {
+    const SourceFile& f = sources.file(static_cast<FileId>(i));
+    if (kill->default_at.compare(0, colon, f.display_path) != 0) continue;
+    unsigned line = 0, col = 0;
+    if (std::sscanf(kill->default_at.c_str() + colon, ":%u:%u", &line, &col) != 2) break;
+    std::string l(sources.LineText(static_cast<FileId>(i), line));
+    l = col > 0 && col <= l.size() ? l.substr(col - 1) : l;
+    l = l.substr(0, l.find("//"));
+    while (!l.empty() && (l.back() == ' ' || l.back() == '\t')) l.pop_back();
+    kill->rule_text = l;
+  }
+  return true;
+}
+
+}  // namespace
 
 int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
         const std::string& policy_hash, const std::optional<std::string>& filter,
@@ -57,7 +129,41 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   options.filter = filter;
   options.guard = guard;
   options.partial = flags.partial;
-  options.report = [](const std::string& message) { std::cerr << "ward run: " << message << "\n"; };
+  options.report = [](const std::string& message) {
+    // One write: the workload may write to the same stream meanwhile.
+    const std::string line = "ward run: " + message + "\n";
+    std::cerr << std::flush;
+    (void)!write(2, line.data(), line.size());
+  };
+  options.where = [&sources](Span s) { return ir::Where(sources, s); };
+  options.text = [&sources](Span s) { return std::string(sources.Text(s)); };
+  // The run cache's IR has no syscall rules: a SIGSYS names no rule then.
+  options.syscalls_unknown = filter.has_value();
+  // --log: the file opened before anything runs (as the shell's `>` would
+  // open it: a FIFO streams), close-on-exec, never inherited by the
+  // workload.
+  int log_fd = -1;
+  const bool human = flags.log && !flags.quiet && isatty(2);
+  if (flags.log && !flags.dry_run) {
+    log_fd = *flags.log == "-"
+                 ? 1
+                 : open(flags.log->c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (log_fd < 0) {
+      std::cerr << "ward run: log: cannot open " << *flags.log << ": " << std::strerror(errno)
+                << "; the command was not started\n";
+      return enforce::kRunSetupFailed;
+    }
+    options.on_denial = [log_fd, human](const enforce::Denial& d) {
+      const std::string line = enforce::DenialJson(d) + "\n";
+      if (log_fd == 1) std::cout << std::flush;
+      (void)!write(log_fd, line.data(), line.size());
+      // One write: the workload writes to the same terminal meanwhile.
+      if (human) {
+        const std::string text = enforce::DenialText(d) + "\n";
+        (void)!write(2, text.data(), text.size());
+      }
+    };
+  }
   std::string error;
   enforce::RunPlanPtr plan =
       enforce::PrepareRun(ir, flags.command, options, flags.dry_run, sink, &error);
@@ -91,6 +197,30 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
   if (!error.empty()) {
     std::cerr << "ward run: " << error
               << (code == enforce::kRunSetupFailed ? "; the command was not started" : "") << "\n";
+  }
+  enforce::RunOutcome outcome = enforce::Outcome(*plan);
+  if (outcome.sigsys) {
+    bool unknown = options.syscalls_unknown;
+    if (unknown && outcome.kill && outcome.kill->layer == "seccomp" &&
+        ExplainKill(flags, sources, &*outcome.kill)) {
+      unknown = false;
+    }
+    std::cerr << enforce::SigsysMessage(outcome, unknown) << "\n";
+  }
+  if (flags.log && log_fd >= 0) {
+    if (!outcome.files_unlogged.empty()) {
+      std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged << "\n";
+    }
+    const std::string count =
+        std::to_string(outcome.denials) + (outcome.denials == 1 ? " denial" : " denials");
+    if (outcome.lost > 0) {
+      std::cerr << "ward run: log: " << count << ", " << outcome.lost
+                << (outcome.lost == 1 ? " record" : " records")
+                << " lost: the log may be incomplete\n";
+    } else if (!flags.quiet) {
+      std::cerr << "ward run: log: " << count << "\n";
+    }
+    if (log_fd != 1) close(log_fd);
   }
   return code;
 }

@@ -28,6 +28,10 @@ struct RunFlags {
   enforce::DnsOptions dns;  // --dns-server, --dns-port, --ttl-floor, --ttl-cap
   bool dry_run = false;
   bool partial = false;  // --partial: Landlock's gaps denied whole (RunOptions)
+  // --log FILE|-: every denial as a JSON line (enforcers/run/run_log.h);
+  // --quiet: no human line per denial on a terminal's stderr.
+  std::optional<std::string> log;
+  bool quiet = false;
   OutputFlags output;
 };
 

@@ -863,11 +863,72 @@ bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
 
 // ---- events ---------------------------------------------------------------
 
+namespace {
+
+std::string UnixName(const ward_event& ev) {
+  const size_t len = std::min<size_t>(ev.unix_len, sizeof ev.unix_name);
+  std::string name = ev.unix_abstract ? "@" : "";
+  for (size_t i = 0; i < len; ++i) {
+    const auto c = static_cast<unsigned char>(ev.unix_name[i]);
+    if (c < 0x20 || c >= 0x7f || c == '\\') {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      name += hex;
+    } else {
+      name += static_cast<char>(c);
+    }
+  }
+  return name;
+}
+
+EbpfDenial DecodeEvent(const ward_event& ev, const std::string& rule_text) {
+  EbpfDenial d;
+  d.pid = ev.pid;
+  d.rule = ev.rule;
+  d.line = FormatEbpfEvent(&ev, rule_text);
+  if (ev.hook == WARD_HOOK_SOCKET) {
+    d.op = "socket";
+    d.family = static_cast<int>(ev.sock_type >> 16);
+    d.sock_type = static_cast<int>(ev.sock_type & 0xffff);
+    d.sock_proto = static_cast<int>(ev.sock_proto);
+    return d;
+  }
+  d.op = ev.hook == WARD_HOOK_CONNECT   ? "connect"
+         : ev.hook == WARD_HOOK_SENDMSG ? "send"
+         : ev.hook == WARD_HOOK_BIND    ? "bind"
+         : ev.hook == WARD_HOOK_ACCEPT  ? (ev.proto == IPPROTO_UDP ? "receive" : "accept")
+                                        : "packet";
+  if (ev.family == WARD_FAMILY_UNIX) {
+    d.family = AF_UNIX;
+    d.unix_name = UnixName(ev);
+    return d;
+  }
+  d.family = ev.family == 6 ? AF_INET6 : AF_INET;
+  d.protocol = ev.proto == IPPROTO_UDP    ? "udp"
+               : ev.proto == IPPROTO_TCP  ? "tcp"
+               : ev.proto == IPPROTO_ICMP ? "icmp"
+                                          : "protocol " + std::to_string(ev.proto);
+  const bool ports = ev.proto == IPPROTO_TCP || ev.proto == IPPROTO_UDP;
+  if (ev.hook == WARD_HOOK_BIND) {
+    d.local_port = ev.local_port;
+    return d;
+  }
+  char buf[INET6_ADDRSTRLEN] = {};
+  inet_ntop(ev.family == 6 ? AF_INET6 : AF_INET, ev.addr, buf, sizeof buf);
+  d.address = buf;
+  if (ports) d.port = ev.port;
+  if (ev.hook == WARD_HOOK_ACCEPT && ports) d.local_port = ev.local_port;
+  return d;
+}
+
+}  // namespace
+
 struct EbpfEventReader::Impl {
   ring_buffer* rb = nullptr;
   int rules_fd = -1;
   std::string policy, dir;  // the rule texts' object (the ring buffer outlives it)
   std::vector<std::string>* out = nullptr;
+  std::vector<EbpfDenial>* denials = nullptr;
   ~Impl() {
     ring_buffer__free(rb);
     if (rules_fd >= 0) close(rules_fd);
@@ -878,7 +939,13 @@ EbpfEventReader::~EbpfEventReader() = default;
 
 std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy,
                                                        std::string* error) {
-  const std::string dir = EbpfObjectDir(policy);
+  std::string dir = EbpfObjectDir(policy);
+  // A cache entry of ward run's shared programs (ebpf_shared.cc) holds no
+  // links: its newest object with a ring buffer.
+  const std::vector<EbpfPinnedObject> objects = EbpfPinnedObjects(policy);
+  for (auto it = objects.rbegin(); dir.empty() && it != objects.rend(); ++it) {
+    if (Exists(it->dir + "/events")) dir = it->dir;
+  }
   int events_fd = dir.empty() ? -1 : bpf_obj_get((dir + "/events").c_str());
   if (events_fd < 0) {
     *error = Errno("opening " + dir + "/events", errno);
@@ -903,7 +970,8 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
         text.assign(t.text, strnlen(t.text, sizeof t.text));
       }
     }
-    self->out->push_back(FormatEbpfEvent(&ev, text));
+    if (self->out) self->out->push_back(FormatEbpfEvent(&ev, text));
+    if (self->denials) self->denials->push_back(DecodeEvent(ev, text));
     return 0;
   };
   impl->rb = ring_buffer__new(events_fd, on_event, impl, nullptr);
@@ -915,6 +983,16 @@ std::unique_ptr<EbpfEventReader> EbpfEventReader::Open(const std::string& policy
   }
   return r;
 }
+
+bool EbpfEventReader::Poll(int timeout_ms, std::vector<EbpfDenial>* denials, std::string* error) {
+  impl_->denials = denials;
+  std::vector<std::string> lines;
+  const bool ok = Poll(timeout_ms, &lines, error);
+  impl_->denials = nullptr;
+  return ok;
+}
+
+int EbpfEventReader::fd() const { return ring_buffer__epoll_fd(impl_->rb); }
 
 bool EbpfEventReader::Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error) {
   // A new object took the ring buffer over (make before break): its rule

@@ -184,6 +184,25 @@ bool EbpfRemove(const std::string& policy, bool* removed, std::string* error);
 bool EbpfAddResolved(const ir::Policy& policy, const IpPrefix& addr,
                      const ir::NetDecision& names_allow, uint32_t ttl_seconds, std::string* error);
 
+// One denial event (struct ward_event), decoded.
+struct EbpfDenial {
+  uint32_t pid = 0;
+  // The rule that decided: 0 none (the default), else the 1-based index of
+  // `policy.network.rules`, then of `unix_rules` after them
+  // (backends/ebpf/maps.h).
+  uint32_t rule = 0;
+  // "connect", "send", "bind", "accept", "receive", "packet" or "socket".
+  std::string op;
+  std::string protocol;   // "tcp", "udp", "icmp", "protocol N"; empty for unix and socket
+  std::string address;    // the peer (no brackets); empty for bind, unix, socket
+  int port = -1;          // the peer's port; -1 without one
+  int local_port = -1;    // bind, accept, receive: the local port
+  std::string unix_name;  // "/path" or "@name", bytes outside printable ASCII as \xNN
+  int family = 0;         // the address family (AF_INET, AF_INET6, AF_UNIX)
+  int sock_type = 0, sock_proto = 0;  // "socket": the refused socket's type and protocol
+  std::string line;                   // FormatEbpfEvent's line
+};
+
 // Reads the denial events of an applied policy from its pinned ring buffer.
 class EbpfEventReader {
  public:
@@ -197,6 +216,10 @@ class EbpfEventReader {
   // "accept from 10.0.0.5:40000 on port 22 denied (no rule matched)",
   // "udp receive from [fd00::1:5]:40005 on port 5353 denied (no rule matched)".
   bool Poll(int timeout_ms, std::vector<std::string>* lines, std::string* error);
+  // The same, decoded (`ward run --log`).
+  bool Poll(int timeout_ms, std::vector<EbpfDenial>* denials, std::string* error);
+  // The ring buffer's descriptor, for poll(2) beside others.
+  int fd() const;
 
  private:
   EbpfEventReader() = default;

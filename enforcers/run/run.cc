@@ -1,7 +1,9 @@
 #include "enforcers/run/run.h"
 
 #include <fcntl.h>
+#include <linux/filter.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
@@ -22,15 +24,18 @@
 #include <future>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "backends/ebpf/maps.h"
 #include "backends/landlock/ruleset.h"
 #include "backends/seccomp/filter.h"
+#include "compiler/explain.h"
 #include "enforcers/linux/cgroup.h"
 #include "enforcers/linux/ebpf.h"
 #include "enforcers/linux/enforcer.h"
 #include "enforcers/linux/files.h"
 #include "enforcers/linux/hardlinks.h"
+#include "enforcers/linux/kernel_audit.h"
 #include "enforcers/linux/landlock.h"
 #include "enforcers/linux/mounts.h"
 #include "enforcers/linux/process.h"
@@ -83,6 +88,10 @@ struct RunPlan {
   std::vector<std::string> argv;
   std::string record_path;
   std::string record;  // its text, which ExecuteRun completes with the workload
+  // --log and what the run saw (run_log.h).
+  bool log = false;
+  bool own_programs = false;  // the eBPF programs (and ring buffer) are this run's alone
+  RunOutcome outcome;
 };
 
 void RunPlanDeleter::operator()(RunPlan* plan) const {
@@ -331,6 +340,79 @@ constexpr int64_t kProgramIdleSeconds = 600;
 
 const int kForwarded[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT};
 
+// The nameservers of /etc/resolv.conf (the workload reads the same file);
+// glibc asks 127.0.0.1 when there is none.
+std::vector<std::string> Resolvers() {
+  std::ifstream in("/etc/resolv.conf");
+  std::vector<std::string> out;
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream words(line);
+    std::string key, value;
+    if (words >> key >> value && key == "nameserver")
+      out.push_back(value.substr(0, value.find('%')));
+  }
+  if (out.empty()) out.push_back("127.0.0.1");
+  return out;
+}
+
+// The resolvers, comma-separated, when the policy reaches none of them on
+// udp port 53; "" when it reaches one (names can resolve).
+std::string UnreachableResolvers(const ir::Policy& policy) {
+  std::string list;
+  for (const std::string& server : Resolvers()) {
+    ir::FlowQuery q;
+    q.protocol = ir::Protocol::kUdp;
+    q.host = server;
+    q.port = 53;
+    std::string error;
+    std::optional<ir::Explanation> e = ir::ExplainFlow(policy, q, &error);
+    if (!e) continue;  // not an address we can judge
+    if (e->decision == "allow") return "";
+    list += (list.empty() ? "" : ", ") + server;
+  }
+  return list;
+}
+
+// Waits until every audit record the kernel queued before now has reached
+// `listener`: a throwaway child makes one record of its own (a
+// SECCOMP_RET_LOG action, which is always logged) and the records before
+// it are read, as the kernel's audit queue is first in, first out. At most
+// `timeout_ms`.
+void AuditBarrier(AuditListener& listener, int timeout_ms, std::vector<AuditRecord>* out) {
+  const pid_t helper = fork();
+  if (helper == 0) {
+    sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_LOG),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    sock_fprog prog{4, f};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+        syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) == 0) {
+      syscall(SYS_getppid);
+    }
+    _exit(0);
+  }
+  if (helper < 0) return;
+  waitpid(helper, nullptr, 0);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  const std::string pid = std::to_string(helper);
+  for (;;) {
+    const size_t before = out->size();
+    listener.Drain(out);
+    for (size_t i = before; i < out->size(); ++i) {
+      if ((*out)[i].type == kAuditSeccomp && (*out)[i].Get("pid") == pid) return;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          end - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) return;
+    pollfd p{listener.fd(), POLLIN, 0};
+    poll(&p, 1, static_cast<int>(left));
+  }
+}
+
 }  // namespace
 
 RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& argv,
@@ -348,6 +430,7 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   plan->policy = policy;
   plan->argv = argv;
   plan->run_id = std::to_string(getpid());
+  plan->log = static_cast<bool>(options.on_denial);
   // bpffs refuses names with dots.
   plan->net_policy = "run-" + plan->run_id + "-" + policy.name;
   if (argv.empty()) {
@@ -466,12 +549,16 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // A policy without names to resolve has the same maps in every run:
     // its programs are loaded once and only linked to each run's cgroup.
     bool ok;
-    if (NamesToResolve(policy).empty() && !options.policy_hash.empty()) {
+    // With --log the run reads its ring buffer: programs of its own, since
+    // runs of one policy share the cached programs' ring buffer, and each
+    // event is read by one reader only.
+    if (NamesToResolve(policy).empty() && !options.policy_hash.empty() && !plan->log) {
       bool hit = false;
       ok = EbpfAttachShared(policy, options.policy_hash.substr(0, 16), cg, ebpf_options,
                             plan->net_policy, options.state_dir, net_sink, &hit, error);
     } else {
       ok = EbpfApply(net, cg, plan->resolved, ebpf_options, net_sink, &result, error);
+      plan->own_programs = ok;
     }
     for (const Diagnostic& d : net_sink.diagnostics()) sink.Report(d);
     if (!ok) {
@@ -486,6 +573,20 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
   // 3. landlock.
   plan->landlock_options.home = plan->home.empty() ? std::nullopt : std::optional(plan->home);
   plan->landlock_options.egress_checked_by_address = true;
+  if (plan->log && !dry_run) {
+    // Landlock reports to audit only on ABI 7 (restrict_self's log flags),
+    // and only while audit is enabled (ExecuteRun enables it).
+    std::string why;
+    const int abi = LandlockAbi(&why);
+    if (abi >= backend::landlock::kLogFlagsAbi) {
+      plan->landlock_options.log_new_exec = true;
+    } else {
+      plan->outcome.files_unlogged =
+          abi == 0 ? "Landlock is not available: " + why
+                   : "Landlock ABI " + std::to_string(abi) + " has no audit logging (ABI " +
+                         std::to_string(backend::landlock::kLogFlagsAbi) + " has)";
+    }
+  }
   if (!PrepareLandlock(plan->ruleset, plan->landlock_options, &plan->landlock, error)) {
     return nullptr;  // "landlock: STEP: why" already
   }
@@ -509,11 +610,55 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     return nullptr;
   }
   plan->exec_error = exec_err;
+  if (!dry_run) plan->outcome.resolver_unreachable = UnreachableResolvers(policy);
   RunTrace("mounts planned");
   return plan;
 }
 
 const std::string& PlannedFilter(const RunPlan& plan) { return plan.filter; }
+
+const RunOutcome& Outcome(const RunPlan& plan) { return plan.outcome; }
+
+std::string SigsysMessage(const RunOutcome& outcome, bool syscalls_unknown) {
+  std::string out = "ward run: the command was killed by seccomp (SIGSYS)";
+  if (!outcome.kill) {
+    return out +
+           "; its record did not arrive (the audit socket is unreadable here): `ward run "
+           "--log` names the syscall";
+  }
+  const Denial& d = *outcome.kill;
+  const std::string name =
+      d.syscall.empty() ? "syscall " + std::to_string(d.syscall_nr) : d.syscall;
+  out += " at " + name + " (" + std::to_string(d.syscall_nr) + " on " + d.arch + ")";
+  if (d.layer == "guard") {
+    return out + ", refused by " + d.rule_text + "; add `" + d.arch +
+           "` to the policy's syscalls `arch` list if the command is built for it";
+  }
+  if (syscalls_unknown) {
+    return out + "; `ward explain FILE --syscall " + name +
+           "` names the rule that decided; to allow it, add `allow " + name +
+           "` to the policy's syscalls section, or `extends linux-base`";
+  }
+  if (d.rule == "default") {
+    // A rule elsewhere cannot be loosened by an `allow` (the most
+    // restrictive action wins); the default can.
+    return out + ": no rule names it, the policy's default decided" +
+           (d.default_at.empty() ? std::string() : " (" + d.default_at + ": " + d.rule_text + ")") +
+           "; to allow it, add `allow " + name +
+           "` to the policy's syscalls section, or `extends linux-base`";
+  }
+  return out + ": " + d.rule + " (" + d.rule_text + "); to allow it, change that rule to `allow " +
+         name + "`";
+}
+
+std::string DnsHint(const RunOutcome& outcome, const std::string& policy) {
+  if (outcome.resolver_unreachable.empty()) return "";
+  const std::string first =
+      outcome.resolver_unreachable.substr(0, outcome.resolver_unreachable.find(','));
+  return "names cannot resolve in this run: policy " + policy + " reaches no resolver of " +
+         "/etc/resolv.conf (" + outcome.resolver_unreachable + ") on port 53; add `allow to " +
+         first + " port 53` to its network section";
+}
 
 const std::string& PlannedGuard(const RunPlan& plan) { return plan.guard; }
 
@@ -593,6 +738,44 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     *error = std::string("supervisor: pipe: ") + strerror(errno);
     return kRunSetupFailed;
   }
+  // The run's audit records (run_log.h): seccomp's kills always (the
+  // SIGSYS explanation: one socket, read only when something arrives);
+  // every denial with --log.
+  AuditListener audit;
+  std::string audit_error;
+  const bool audit_open = audit.Open(&audit_error);
+  RunOutcome& outcome = plan.outcome;
+  if (plan.log && !audit_open && plan.options.report) {
+    plan.options.report("log: seccomp and Landlock denials are not logged: " + audit_error);
+  }
+  AuditStatus status_before;
+  const bool lost_readable = plan.log && AuditGetStatus(&status_before, &audit_error);
+  // Landlock's records need audit enabled host-wide: on for the run (and
+  // back off after it, when no other run needs it).
+  struct AuditUse {
+    std::string state_dir;
+    bool held = false;
+    ~AuditUse() {
+      bool off = false;
+      std::string ignored;
+      if (held) AuditRelease(state_dir, &off, &ignored);
+    }
+  } audit_use{plan.options.state_dir};
+  if (plan.log && audit_open && plan.landlock_options.log_new_exec) {
+    bool turned_on = false;
+    std::string e;
+    audit_use.held = AuditAcquire(plan.options.state_dir, &turned_on, &e);
+    if (!audit_use.held) outcome.files_unlogged = "audit could not be enabled: " + e;
+  }
+  std::unique_ptr<EbpfEventReader> ring;
+  if (plan.own_programs) {
+    std::string e;
+    ring = EbpfEventReader::Open(plan.net_policy, &e);
+    outcome.events_read = ring != nullptr;
+    if (!ring && plan.log && plan.options.report) {
+      plan.options.report("log: network denials are not logged: " + e);
+    }
+  }
   sigset_t forwarded, old;
   sigemptyset(&forwarded);
   for (int s : kForwarded) sigaddset(&forwarded, s);
@@ -638,6 +821,27 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
       ChildFail(fd, step, errno, kRunSetupFailed);
     }
     RunTrace("child cgroup entered");
+    if (plan.log) {
+      // An audit session of the run's own: every record of the workload
+      // and its descendants then names it (`ses=`), even once the process
+      // is gone (run_log.h). Writing the login uid starts one; a host
+      // that made login uids immutable refuses, and the cgroup decides.
+      const int fd_uid = open("/proc/self/loginuid", O_WRONLY | O_CLOEXEC);
+      char uid[16];
+      const int n = snprintf(uid, sizeof uid, "%u", static_cast<unsigned>(getuid()));
+      if (fd_uid >= 0 && write(fd_uid, uid, static_cast<size_t>(n)) == n) {
+        char ses[16] = {};
+        const int fd_ses = open("/proc/self/sessionid", O_RDONLY | O_CLOEXEC);
+        if (fd_ses >= 0 && read(fd_ses, ses, sizeof ses - 1) > 0) {
+          ChildReport session{};
+          strncpy(session.step, "session", sizeof(session.step) - 1);
+          session.error = atoi(ses);
+          (void)!write(fd, &session, sizeof(session));
+        }
+        if (fd_ses >= 0) close(fd_ses);
+      }
+      if (fd_uid >= 0) close(fd_uid);
+    }
     MountFailure mf;
     if (!ApplyMounts(plan.mounts, &mf)) ChildFail(fd, mf.step, mf.error, kRunSetupFailed);
     RunTrace("child mounts");
@@ -650,8 +854,10 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     if (!ApplyProcess(plan.process, &pf)) ChildFail(fd, pf.step, pf.error, kRunSetupFailed);
     RunTrace("child process");
     std::string seccomp_error;
-    if (!LoadSeccompFilter(plan.guard, SeccompLoad{}, nullptr, &seccomp_error) ||
-        !LoadSeccompFilter(plan.filter, SeccompLoad{}, nullptr, &seccomp_error)) {
+    SeccompLoad load;
+    load.log = plan.log;  // errno actions reach the audit records too
+    if (!LoadSeccompFilter(plan.guard, load, nullptr, &seccomp_error) ||
+        !LoadSeccompFilter(plan.filter, load, nullptr, &seccomp_error)) {
       ChildFail(fd, "seccomp", errno, kRunSetupFailed);
     }
     RunTrace("child seccomp");
@@ -664,9 +870,15 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
 
   ChildReport r{};
   ssize_t got;
-  do {
-    got = read(report[0], &r, sizeof(r));
-  } while (got < 0 && errno == EINTR);
+  int session = -1;
+  for (;;) {
+    do {
+      got = read(report[0], &r, sizeof(r));
+    } while (got < 0 && errno == EINTR);
+    // The run's audit session (--log), before any failure or the exec.
+    if (got != static_cast<ssize_t>(sizeof(r)) || std::string_view(r.step) != "session") break;
+    session = r.error;
+  }
   close(report[0]);
   RunTrace("exec reported");
   int status = 0;
@@ -694,6 +906,43 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   }
 
   // The command runs. Supervise it.
+  RunLogContext log_context;
+  log_context.policy = &plan.policy;
+  log_context.home = plan.landlock_options.home;
+  log_context.where = plan.options.where ? plan.options.where : [](Span) { return std::string(); };
+  log_context.text = plan.options.text ? plan.options.text : [](Span) { return std::string(); };
+  log_context.cgroup = plan.cgroup.v2.path;
+  log_context.child = child;
+  log_context.session = session;
+  RunLogCollector collector(std::move(log_context));
+  auto emit = [&](std::vector<Denial>& found) {
+    for (const Denial& d : found) {
+      if (!plan.log) continue;
+      ++outcome.denials;
+      plan.options.on_denial(d);
+    }
+    found.clear();
+    if (collector.dns_refused() && !outcome.dns_refused) {
+      outcome.dns_refused = collector.dns_refused();
+      const std::string hint = DnsHint(outcome, plan.policy.name);
+      if (!hint.empty() && plan.options.report) plan.options.report(hint);
+    }
+  };
+  auto gather = [&] {
+    std::vector<Denial> found;
+    if (audit_open) {
+      std::vector<AuditRecord> records;
+      audit.Drain(&records);
+      collector.AddAudit(records, &found);
+    }
+    if (ring) {
+      std::vector<EbpfDenial> events;
+      std::string e;
+      ring->Poll(0, &events, &e);
+      collector.AddEbpf(events, &found);
+    }
+    emit(found);
+  };
   const int sfd = signalfd(-1, &forwarded, SFD_CLOEXEC | SFD_NONBLOCK);
   const int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
   const auto start = std::chrono::steady_clock::now();
@@ -714,8 +963,14 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   bool workload_recorded = false;
   if (tfd < 0) RecordWorkload(plan, child);
   while (exit_code < 0) {
-    pollfd fds[2] = {{sfd, POLLIN, 0}, {tfd, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    pollfd fds[4] = {{sfd, POLLIN, 0},
+                     {tfd, POLLIN, 0},
+                     {audit_open ? audit.fd() : -1, POLLIN, 0},
+                     {ring ? ring->fd() : -1, POLLIN, 0}};
+    if (poll(fds, 4, -1) < 0 && errno != EINTR) break;
+    // Before reaping: a process's records name it by pid, looked up in the
+    // run's cgroup while it is still there (a zombie keeps its cgroup).
+    if ((fds[2].revents | fds[3].revents) & POLLIN) gather();
     if (fds[0].revents & POLLIN) {
       signalfd_siginfo si;
       while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -733,6 +988,7 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
         workload_recorded = true;
         RecordWorkload(plan, child);
       }
+      if (plan.log) collector.ScanCgroup();
       const auto now = std::chrono::steady_clock::now();
       const auto elapsed =
           std::chrono::duration_cast<std::chrono::milliseconds>(now - start).count();
@@ -779,6 +1035,33 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
     }
   }
   RunTrace("child exited");
+  gather();
+  outcome.sigsys = exit_code == 128 + SIGSYS;
+  // The last records may still be in the kernel's queue: wait for them
+  // with --log, and for the kill record of a SIGSYS.
+  if (audit_open && (plan.log || (outcome.sigsys && !collector.KillOf(child)))) {
+    std::vector<AuditRecord> records;
+    AuditBarrier(audit, 1000, &records);
+    std::vector<Denial> found;
+    collector.AddAudit(records, &found);
+    if (ring) {
+      std::vector<EbpfDenial> events;
+      std::string e;
+      ring->Poll(0, &events, &e);
+      collector.AddEbpf(events, &found);
+    }
+    collector.Flush(&found);
+    emit(found);
+  }
+  if (outcome.sigsys) outcome.kill = collector.KillOf(child);
+  if (outcome.sigsys && !outcome.kill) outcome.kill = collector.LastKill();
+  outcome.lost = audit.dropped();
+  AuditStatus status_after;
+  std::string lost_error;
+  if (lost_readable && AuditGetStatus(&status_after, &lost_error) &&
+      status_after.lost > status_before.lost) {
+    outcome.lost += status_after.lost - status_before.lost;
+  }
   if (sfd >= 0) close(sfd);
   if (tfd >= 0) close(tfd);
   sigprocmask(SIG_SETMASK, &old, nullptr);
@@ -848,6 +1131,10 @@ std::vector<LiveRun> ListRuns(const std::string& state_dir) {
 
 int CleanStaleRuns(const std::string& state_dir, std::string* error) {
   int cleaned = 0;
+  // Audit turned on for a `--log` run whose supervisor was killed.
+  bool turned_off = false;
+  std::string audit_error;
+  AuditRelease(state_dir, &turned_off, &audit_error);
   // Programs cached by other builds of ward, and those no run used lately.
   EbpfPruneCache(kKeptPrograms, kProgramIdleSeconds);
   for (Record& r : ReadRecords(state_dir)) {

@@ -22,6 +22,9 @@
 // the timeout and cpu_time limits, refreshes resolved names, and removes the
 // cgroup, programs and pins when the command ends. A record under
 // `state_dir` lets the next run clean up after a supervisor that was killed.
+// It also reads the kernel's audit records of the run (run_log.h): every
+// denial with `--log` (RunOptions::on_denial), and the syscall a SIGSYS
+// killed (RunOutcome).
 #pragma once
 
 #include <functional>
@@ -33,6 +36,7 @@
 
 #include "compiler/policy.h"
 #include "enforcers/linux/dns.h"
+#include "enforcers/run/run_log.h"
 #include "language/diagnostics.h"
 
 namespace ward::enforce {
@@ -78,6 +82,41 @@ struct RunOptions {
   // Messages while the run goes on (a name that no longer resolves, a limit
   // reached); the CLI prints them.
   std::function<void(const std::string&)> report;
+  // `ward run --log` (run_log.h): called with each denial of the run as it
+  // is read. When set, both seccomp filters are loaded with
+  // SECCOMP_FILTER_FLAG_LOG (errno actions reach the audit records too),
+  // the run's eBPF programs are its own (their ring buffer read by this run
+  // only), and, on Landlock ABI 7, audit is enabled for the run
+  // (AuditAcquire: Landlock reports nothing otherwise) and the domain logs
+  // after exec.
+  std::function<void(const Denial&)> on_denial;
+  // FILE:LINE:COL of a span, and its source text: how denials cite rules.
+  std::function<std::string(Span)> where;
+  std::function<std::string(Span)> text;
+  // The policy's syscall rules are not in `policy` (the run cache): a
+  // SIGSYS is explained without its rule.
+  bool syscalls_unknown = false;
+};
+
+// What the run saw besides its exit status (Outcome, after ExecuteRun).
+struct RunOutcome {
+  size_t denials = 0;  // reported through on_denial
+  // Records the kernel dropped during the run: ENOBUFS on the audit
+  // socket, and the growth of audit's `lost` counter (host-wide).
+  uint64_t lost = 0;
+  // Why file denials were not logged ("" when they were).
+  std::string files_unlogged;
+  // The workload died of SIGSYS (or exited 159): what seccomp killed, when
+  // its record arrived.
+  bool sigsys = false;
+  std::optional<Denial> kill;
+  // Names cannot resolve in this run: the resolvers of /etc/resolv.conf
+  // the policy does not reach on port 53 (all of them), "" otherwise.
+  std::string resolver_unreachable;
+  // A flow to port 53 was refused (the eBPF layer's event): its address.
+  std::optional<std::string> dns_refused;
+  // The run read its eBPF programs' events (its programs are its own).
+  bool events_read = false;
 };
 
 // With WARD_RUN_TRACE set in ward run's environment (to anything): one line
@@ -126,6 +165,15 @@ nlohmann::ordered_json DescribeRunJson(const RunPlan& plan,
 // (kRunSetupFailed) *error says "STEP: why". Everything the plan created is
 // removed before it returns.
 int ExecuteRun(RunPlan& plan, std::string* error);
+const RunOutcome& Outcome(const RunPlan& plan);
+
+// The line `ward run` prints when the command died of SIGSYS (no newline),
+// e.g. "ward run: the command was killed by seccomp (SIGSYS) at syscall
+// mount (165 on x86_64): p.ward:9:5 (kill mount); to allow it, add `allow
+// mount` to the policy's syscalls section, or `extends linux-base`".
+std::string SigsysMessage(const RunOutcome& outcome, bool syscalls_unknown);
+// The DNS hint (no newline), "" when there is nothing to say.
+std::string DnsHint(const RunOutcome& outcome, const std::string& policy);
 
 // Removes what runs whose supervisor is gone left behind (processes,
 // cgroups, pins), from their records. Returns the number cleaned.
