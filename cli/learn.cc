@@ -122,19 +122,52 @@ std::string DefaultName(const std::string& argv0) {
   return name + "-learned";
 }
 
+// Why a learned rule draws a lint finding, and what to do: the trial run
+// did it, so the rule is there; whether the workload should is the
+// reviewer's call.
+std::string LintWhy(std::string_view id) {
+  static const std::map<std::string_view, std::string_view> kWhy = {
+      {"L2102", "Learned on this machine only: list the other architectures it runs on"},
+      {"L2301", "The trial run wrote there; narrow it to the files it must write"},
+      {"L2302", "The trial run read inside that tree, not necessarily the credentials: "
+                "narrow the grant to what it needs"},
+      {"L2205", "The trial run connected there: name the hosts instead if you can"},
+      {"L2210", "The trial run connected to that socket: grant it only if the workload "
+                "must reach that daemon"},
+      {"L2212", "The trial run opened such a socket"},
+      {"L2503", "Learned apart from the rule that already decides it: remove one"},
+  };
+  auto it = kWhy.find(id);
+  if (it != kWhy.end()) return std::string(it->second);
+  return "Learned from the trial run, which did this: keep it if the workload needs it, "
+         "else narrow or remove the rule";
+}
+
 // The lint findings of a draft as comments above the lines they are about.
 std::string WithLintComments(const std::string& text, const ir::LoadedPolicy& loaded,
                              FileId file, size_t* count) {
   DiagnosticSink sink;
   lint::Options options;
   const auto findings = lint::Lint(loaded.program, loaded.sources, options, sink);
-  std::map<uint32_t, std::set<std::string>> above;  // line -> comments
+  // line -> rule -> its messages there, in order
+  std::map<uint32_t, std::map<std::string, std::vector<std::string>>> found;
   for (const lint::Finding& f : findings) {
     if (f.suppressed || !f.rule || f.span.file != file) continue;
     const uint32_t line = loaded.sources.LocationOf(file, f.span.begin).line;
-    above[line].insert("lint " + std::string(f.rule->id) + " (" + std::string(f.rule->name) +
-                       "): " + f.message + ". Learned from the trial run: keep it if the "
-                       "workload needs it there, else narrow or remove it");
+    found[line][std::string(f.rule->id)].push_back(f.message);
+  }
+  // One comment per rule and line: its first message, and how many more.
+  std::map<uint32_t, std::vector<std::string>> above;
+  for (const auto& [line, rules] : found) {
+    for (const auto& [id, messages] : rules) {
+      const lint::RuleInfo* rule = lint::FindRule(id);
+      std::string c = "lint " + id + " (" + std::string(rule ? rule->name : "") + "): " +
+                      messages.front();
+      if (messages.size() > 1) {
+        c += " (and " + std::to_string(messages.size() - 1) + " more of this rule here)";
+      }
+      above[line].push_back(c + ". " + LintWhy(id));
+    }
   }
   *count = above.size();
   std::istringstream in(text);
@@ -304,13 +337,23 @@ int RunLearn(const LearnFlags& flags) {
     if (const passwd* pw = getpwuid(getuid()); pw && pw->pw_dir) dopt.home = pw->pw_dir;
   }
   learn::Draft draft = learn::MakeDraft(records, dopt);
+  // Learned on this machine: the filter is pinned to it (a merge keeps the
+  // policy's own choice).
+  if (!existing) draft.arch = learn::MachineArchName();
 
+  // The command as one comment line: line breaks in it escaped.
   std::string cmd;
   for (const std::string& a : flags.command) cmd += (cmd.empty() ? "" : " ") + a;
+  for (size_t at = 0; (at = cmd.find('\n', at)) != std::string::npos; at += 2) {
+    cmd.replace(at, 1, "\\n");
+  }
   const std::string name = existing ? existing->ir.name
                                     : (flags.name.empty() ? DefaultName(flags.command[0]) : flags.name);
-  std::string dir = flags.merge.empty() ? "/tmp" : flags.merge.substr(0, flags.merge.rfind('/') + 1);
-  if (dir.empty()) dir = ".";
+  const size_t slash = flags.merge.rfind('/');
+  std::string dir = flags.merge.empty()        ? "/tmp"
+                    : slash == std::string::npos ? "."
+                    : slash == 0                 ? "/"
+                                                 : flags.merge.substr(0, slash);
   const auto compose = [&]() {
     if (existing) {
       const SourceFile& f = existing->sources.file(existing->program.roots[0]);
@@ -334,8 +377,12 @@ int RunLearn(const LearnFlags& flags) {
     std::cerr << "ward learn: the draft does not compile (a bug): " << error << "\n";
     return kUsage;
   }
+  // A merge adds no lint comments to a policy its author wrote: the diff
+  // below is what is reviewed.
   size_t findings = 0;
-  text = Formatted(WithLintComments(text, *compiled, compiled->program.roots[0], &findings));
+  text = Formatted(existing ? text
+                            : WithLintComments(text, *compiled, compiled->program.roots[0],
+                                               &findings));
   if (!Output(flags.out, text)) return kUsage;
   if (!flags.out.empty()) {
     std::cerr << "ward learn: wrote " << flags.out << " (policy " << name << ", "
@@ -344,7 +391,15 @@ int RunLearn(const LearnFlags& flags) {
               << findings << " lines with lint findings explained)\n";
   }
   if (existing) {
-    auto merged = LoadText(text, dir, flags.std_dir, nullptr, &error);
+    // Cited by the name it was written to.
+    std::unique_ptr<ir::LoadedPolicy> merged;
+    if (!flags.out.empty() && flags.out != "-") {
+      ir::LoadStatus status;
+      merged = ir::LoadPolicyFile(flags.out, std::nullopt, flags.std_dir, &status, &error);
+      if (status != ir::LoadStatus::kOk) merged.reset();
+    } else {
+      merged = LoadText(text, dir, flags.std_dir, nullptr, &error);
+    }
     if (!merged) {
       std::cerr << "ward learn: the merged policy does not compile (a bug): " << error << "\n";
       return kUsage;
@@ -353,7 +408,7 @@ int RunLearn(const LearnFlags& flags) {
     if (flags.home) diff_options.home = *flags.home;
     const ir::DiffResult result = ir::Diff(existing->ir, merged->ir, diff_options);
     std::cerr << "ward learn: ward diff " << flags.merge << " "
-              << (flags.out.empty() ? "<stdout>" : flags.out) << ":\n";
+              << (flags.out.empty() || flags.out == "-" ? "<stdout>" : flags.out) << ":\n";
     std::cerr.flush();
     // The policy went to stdout without -o: the diff goes to stderr then.
     if (flags.out.empty() || flags.out == "-") {

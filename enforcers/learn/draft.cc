@@ -198,14 +198,15 @@ void FilesystemDraft(const Records& r, const DraftOptions& o, Draft* d) {
     std::set<std::string> chosen;
     for (const std::string& p : left) {
       std::string g = Anchor(p, o);
-      if (g.empty()) {
+      const bool anchored = !g.empty();  // steps 3 to 5 name trees fit to grant
+      if (!anchored) {
         const std::string dir = Parent(p);
         const bool whole = per_dir[dir] >= 3 || listed.count(dir) > 0;
         g = whole && Sensible(dir, o) ? dir : p;
       }
       // A directory named for itself (listed) names a whole tree: only a
       // sensible one.
-      if (g == p && (listed.count(p) || IsDir(p)) && !Sensible(p, o)) {
+      if (!anchored && g == p && (listed.count(p) || IsDir(p)) && !Sensible(p, o)) {
         d->notes.push_back("not granted: " + RightsText(bit) + " on the directory " + p +
                            " (a whole tree: it is / or a home directory or above one)");
         continue;
@@ -259,7 +260,9 @@ void NetworkDraft(const Records& r, const DraftOptions& o, Draft* d) {
     const ir::Protocol p = peer.type == SOCK_STREAM ? ir::Protocol::kTcp : ir::Protocol::kUdp;
     auto names = r.dns_names.find(address);
     if (names == r.dns_names.end()) names = r.dns_names.find(peer.address);
-    if (names != r.dns_names.end()) {
+    // DNS itself goes by address: it is what makes names resolve (a
+    // resolver on loopback shares its address with loopback services).
+    if (names != r.dns_names.end() && peer.port != 53) {
       for (const std::string& name : names->second) {
         if (o.base && prefix &&
             o.base->network.DecideName(ir::Direction::kEgress, p, name, &*prefix, peer.port)) {
@@ -300,6 +303,11 @@ void NetworkDraft(const Records& r, const DraftOptions& o, Draft* d) {
       }
     }
     if (granted) continue;
+    if (name[0] == '/' && !Exists(name)) {
+      d->notes.push_back("not granted: unix socket " + name +
+                         " (the workload tried it; it does not exist)");
+      continue;
+    }
     if (auto q = QuotePath(name[0] == '@' ? "/" + name.substr(1) : name)) {
       d->network.push_back("allow unix " + (name[0] == '@' ? "\"" + name + "\"" : *q));
       d->notes.push_back("unix socket " + name +
@@ -327,11 +335,16 @@ void SyscallsDraft(const Records& r, const DraftOptions& o, Draft* d) {
 }  // namespace
 
 std::vector<std::string> Draft::SyscallLines() const {
-  if (syscalls.empty()) return {};
+  std::vector<std::string> lines;
+  if (!arch.empty()) lines.push_back("arch " + arch);
+  if (syscalls.empty()) return lines;
   std::string line = "allow ";
   for (const std::string& name : syscalls) line += (line.size() > 6 ? ", " : "") + name;
-  return {line};
+  lines.push_back(line);
+  return lines;
 }
+
+std::string MachineArchName() { return std::string(ArchName(MachineArch())); }
 
 std::optional<std::string> QuotePath(const std::string& path) {
   if (path.find('*') != std::string::npos || path.find("${") != std::string::npos) {

@@ -44,12 +44,16 @@ struct DraftOptions {
 struct Draft {
   std::vector<std::string> filesystem, network;
   std::set<std::string> syscalls;  // to allow
+  std::string arch;                // `arch` to pin (the machine's), or none
   std::vector<std::string> notes;
   // The section's lines: `allow a, b, c`.
   std::vector<std::string> SyscallLines() const;
 };
 
 Draft MakeDraft(const Records& records, const DraftOptions& options);
+
+// The machine's architecture, as `arch` names it ("x86_64").
+std::string MachineArchName();
 
 // Checks the draft's own IR (`draft`, the draft compiled) against the
 // syscalls recorded: a call it still refuses (a refusing rule of the base
