@@ -346,6 +346,38 @@ TEST_CASE("ward learn: make builds a tiny C program", "[root]") {
         "mine=ok other=EACCES port8081=EACCES port8082=EACCES mincore=EPERM\n");
 }
 
+TEST_CASE("ward learn: syscalls beyond the base, and what linux-base refuses whatever is added",
+          "[root]") {
+  TheWorld();
+  const std::string work = kRootDir + "/sys/work";
+  Put(work + "/s.py", R"(import ctypes, errno, mmap, os
+libc = ctypes.CDLL(None, use_errno=True)
+m = mmap.mmap(-1, 4096)
+vec = (ctypes.c_ubyte * 1)()
+addr = ctypes.addressof(ctypes.c_char.from_buffer(m))
+print("mincore", libc.mincore(ctypes.c_void_p(addr), ctypes.c_size_t(4096), vec), ctypes.get_errno())
+CLONE_NEWUSER = 0x10000000
+if libc.unshare(CLONE_NEWUSER) == 0:
+    print("unshare ok")
+else:
+    print("unshare", errno.errorcode[ctypes.get_errno()])
+)");
+  const std::string draft = kRootDir + "/sys/sys.ward";
+  const Run learned = WardIn(work, "learn -o " + draft + " -- /usr/bin/python3 s.py");
+  INFO(learned.err);
+  REQUIRE(learned.status == 0);
+  CHECK(learned.out == "mincore 0 0\nunshare ok\n");
+  const std::string text = Slurp(draft);
+  CHECK(text.find("  // refused under this policy, as the workload tried it: unshare: errno 1 (a "
+                  "rule of the base that an allow cannot lift)\n") != std::string::npos);
+  CHECK(text.find("  syscalls {\n    arch x86_64\n    allow mincore\n  }\n") != std::string::npos);
+  CHECK(WardIn(work, "check " + draft).status == 0);
+  const Run run = WardIn(work, "run " + draft + " -- /usr/bin/python3 s.py");
+  INFO(run.err);
+  CHECK(run.status == 0);
+  CHECK(run.out == "mincore 0 0\nunshare EPERM\n");
+}
+
 TEST_CASE("ward learn --merge adds what a new run needed and prints the diff", "[root]") {
   TheWorld();
   const std::string dir = kRootDir + "/merge";
