@@ -178,7 +178,9 @@ void FilesystemDraft(const Records& r, const DraftOptions& o, Draft* d) {
     if (auto n = Normalise(p)) listed.insert(*n);
   }
   for (const std::string& p : r.write) want(p, kWrite);
-  for (const std::string& p : r.exec) want(p, kExec);
+  // Landlock checks an execve's open as a read too (READ_FILE with
+  // EXECUTE): what is executed is granted both.
+  for (const std::string& p : r.exec) want(p, kExec | kRead);
   for (const auto* set : {&r.created, &r.deleted, &r.renamed}) {
     for (const std::string& p : *set) want(Parent(p), kWrite);
   }

@@ -17,7 +17,9 @@
 //   6. elsewhere: a directory that holds three or more of the paths (or
 //      was listed) is granted whole, if it is at least two levels deep and
 //      is no home directory nor above one; else each path on its own.
-// An entry created, deleted or renamed needs write on its directory; a path
+// What is executed is granted read and exec (Landlock checks an execve's
+// open as a read). An entry created, deleted or renamed needs write on its
+// directory; a path
 // that no longer exists is granted through its nearest existing directory
 // under the same limits, else left out with a note.
 #pragma once

@@ -114,9 +114,15 @@ int OnEvent(void* ctx, void* data, size_t size) {
       }
       if (ev->flags & kFmodeCreated) records->created.insert(path);
       break;
-    case LEARN_EXEC:
+    case LEARN_EXEC: {
       if (!path.empty()) records->exec.insert(path);
+      // A script: the name executed, besides its interpreter.
+      const std::string given = Resolve(ev->u.p.str, ev->u.p.path2, ev->ncomp2, ev->truncated & 2);
+      if (!given.empty() && given.rfind("/dev/fd/", 0) != 0) {
+        records->exec.insert(given);
+      }
       break;
+    }
     case LEARN_CREATE:
       if (!path.empty()) records->created.insert(path);
       break;

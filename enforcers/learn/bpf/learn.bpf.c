@@ -370,7 +370,8 @@ int learn_sys_exit(struct bpf_raw_tracepoint_args* ctx) {
 }
 
 /* sched_process_exec(struct task_struct *p, pid_t old_pid, struct
- * linux_binprm *bprm): the file executed. The run's first one arms the
+ * linux_binprm *bprm): the file executed (path), and the name it was
+ * executed by (str, against path2). The run's first one arms the
  * recorder. */
 SEC("raw_tracepoint/sched_process_exec")
 int learn_exec(struct bpf_raw_tracepoint_args* ctx) {
@@ -381,6 +382,11 @@ int learn_exec(struct bpf_raw_tracepoint_args* ctx) {
   if (!ev) return 0;
   ev->ncomp = walk(BPF_CORE_READ(bprm, file, f_path.mnt), BPF_CORE_READ(bprm, file, f_path.dentry),
                    ev->u.p.path, &ev->truncated, 1);
+  /* A script's bprm->file is its interpreter by now: the name execve was
+   * given, against the working directory, names the script, which needs
+   * exec too. */
+  bpf_probe_read_kernel_str(ev->u.p.str, LEARN_STR, BPF_CORE_READ(bprm, filename));
+  ev->ncomp2 = walk_dirfd(AT_FDCWD, ev->u.p.path2, &ev->truncated, 2);
   bpf_ringbuf_submit(ev, 0);
   return 0;
 }

@@ -31,7 +31,7 @@ typedef uint64_t learn_u64;
 
 enum learn_kind {
   LEARN_OPEN = 1,     /* flags: f_mode; mode: i_mode; path: the file opened */
-  LEARN_EXEC = 2,     /* path: the file executed */
+  LEARN_EXEC = 2,     /* path: the file executed; str: the name given, path2: the CWD */
   /* The next four: path is the directory a relative str is resolved from
    * (the dirfd's, or the working directory), path2 and str2 the same for a
    * second name (rename, link: the new one). */
