@@ -29,6 +29,8 @@ packages=(
   # domain grants: the tests resolve against a dnsmasq they run (libresolv,
   # the resolver itself, is part of libc6-dev)
   dnsmasq-base
+  # `ward learn`: the DNS replies it records are parsed with ldns
+  libldns-dev
   # the CI integrations' tests create git repositories
   git
   # wardd and the remote commands: gRPC 1.51 and protobuf (libgrpc++-dev
