@@ -129,11 +129,13 @@ std::string LintWhy(std::string_view id) {
   static const std::map<std::string_view, std::string_view> kWhy = {
       {"L2102", "Learned on this machine only: list the other architectures it runs on"},
       {"L2301", "The trial run wrote there; narrow it to the files it must write"},
-      {"L2302", "The trial run read inside that tree, not necessarily the credentials: "
-                "narrow the grant to what it needs"},
+      {"L2302",
+       "The trial run read inside that tree, not necessarily the credentials: "
+       "narrow the grant to what it needs"},
       {"L2205", "The trial run connected there: name the hosts instead if you can"},
-      {"L2210", "The trial run connected to that socket: grant it only if the workload "
-                "must reach that daemon"},
+      {"L2210",
+       "The trial run connected to that socket: grant it only if the workload "
+       "must reach that daemon"},
       {"L2212", "The trial run opened such a socket"},
       {"L2503", "Learned apart from the rule that already decides it: remove one"},
   };
@@ -144,8 +146,8 @@ std::string LintWhy(std::string_view id) {
 }
 
 // The lint findings of a draft as comments above the lines they are about.
-std::string WithLintComments(const std::string& text, const ir::LoadedPolicy& loaded,
-                             FileId file, size_t* count) {
+std::string WithLintComments(const std::string& text, const ir::LoadedPolicy& loaded, FileId file,
+                             size_t* count) {
   DiagnosticSink sink;
   lint::Options options;
   const auto findings = lint::Lint(loaded.program, loaded.sources, options, sink);
@@ -161,8 +163,8 @@ std::string WithLintComments(const std::string& text, const ir::LoadedPolicy& lo
   for (const auto& [line, rules] : found) {
     for (const auto& [id, messages] : rules) {
       const lint::RuleInfo* rule = lint::FindRule(id);
-      std::string c = "lint " + id + " (" + std::string(rule ? rule->name : "") + "): " +
-                      messages.front();
+      std::string c =
+          "lint " + id + " (" + std::string(rule ? rule->name : "") + "): " + messages.front();
       if (messages.size() > 1) {
         c += " (and " + std::to_string(messages.size() - 1) + " more of this rule here)";
       }
@@ -210,8 +212,8 @@ void PrintFigures(const learn::Records& r, int exit_code) {
             << r.write.size() << " written, " << r.exec.size() << " executed, "
             << r.created.size() + r.deleted.size() + r.renamed.size()
             << " created, deleted or renamed, " << r.connects.size() << " connections, "
-            << r.syscalls.size() << " distinct syscalls, " << r.dns_replies
-            << " DNS replies; " << r.drops << " dropped\n";
+            << r.syscalls.size() << " distinct syscalls, " << r.dns_replies << " DNS replies; "
+            << r.drops << " dropped\n";
   if (r.drops > 0) {
     std::cerr << "ward learn: warning: " << r.drops
               << " events were dropped (the recorder's ring buffer was full): the policy may "
@@ -232,7 +234,8 @@ learn::PolicySpans SpansOf(const ir::LoadedPolicy& loaded, const std::string& na
   for (const ast::Policy& p : file->policies) {
     if (p.name.text != name) continue;
     s.policy_end = p.span.end;
-    if (p.filesystem) s.filesystem[0] = p.filesystem->span.begin, s.filesystem[1] = p.filesystem->span.end;
+    if (p.filesystem)
+      s.filesystem[0] = p.filesystem->span.begin, s.filesystem[1] = p.filesystem->span.end;
     if (p.network) s.network[0] = p.network->span.begin, s.network[1] = p.network->span.end;
     if (p.syscalls) s.syscalls[0] = p.syscalls->span.begin, s.syscalls[1] = p.syscalls->span.end;
   }
@@ -347,10 +350,11 @@ int RunLearn(const LearnFlags& flags) {
   for (size_t at = 0; (at = cmd.find('\n', at)) != std::string::npos; at += 2) {
     cmd.replace(at, 1, "\\n");
   }
-  const std::string name = existing ? existing->ir.name
-                                    : (flags.name.empty() ? DefaultName(flags.command[0]) : flags.name);
+  const std::string name = existing
+                               ? existing->ir.name
+                               : (flags.name.empty() ? DefaultName(flags.command[0]) : flags.name);
   const size_t slash = flags.merge.rfind('/');
-  std::string dir = flags.merge.empty()        ? "/tmp"
+  std::string dir = flags.merge.empty()          ? "/tmp"
                     : slash == std::string::npos ? "."
                     : slash == 0                 ? "/"
                                                  : flags.merge.substr(0, slash);
@@ -380,9 +384,8 @@ int RunLearn(const LearnFlags& flags) {
   // A merge adds no lint comments to a policy its author wrote: the diff
   // below is what is reviewed.
   size_t findings = 0;
-  text = Formatted(existing ? text
-                            : WithLintComments(text, *compiled, compiled->program.roots[0],
-                                               &findings));
+  text = Formatted(
+      existing ? text : WithLintComments(text, *compiled, compiled->program.roots[0], &findings));
   if (!Output(flags.out, text)) return kUsage;
   if (!flags.out.empty()) {
     std::cerr << "ward learn: wrote " << flags.out << " (policy " << name << ", "

@@ -130,8 +130,8 @@ std::string RightsText(int rights) {
 
 std::string FamilyName(uint64_t family) {
   static const std::map<uint64_t, std::string> kNames = {
-      {AF_UNIX, "AF_UNIX"},       {AF_INET, "AF_INET"},     {AF_INET6, "AF_INET6"},
-      {AF_NETLINK, "AF_NETLINK"}, {AF_PACKET, "AF_PACKET"}, {AF_ALG, "AF_ALG"},
+      {AF_UNIX, "AF_UNIX"},       {AF_INET, "AF_INET"},          {AF_INET6, "AF_INET6"},
+      {AF_NETLINK, "AF_NETLINK"}, {AF_PACKET, "AF_PACKET"},      {AF_ALG, "AF_ALG"},
       {AF_VSOCK, "AF_VSOCK"},     {AF_BLUETOOTH, "AF_BLUETOOTH"}};
   auto it = kNames.find(family);
   return it != kNames.end() ? it->second : std::to_string(family);
@@ -247,7 +247,9 @@ void NetworkDraft(const Records& r, const DraftOptions& o, Draft* d) {
   std::map<std::pair<std::string, std::string>, std::set<uint16_t>> egress;
   for (const Records::Peer& peer : r.connects) {
     if (peer.port == 0) continue;
-    const char* proto = peer.type == SOCK_STREAM ? "tcp" : peer.type == SOCK_DGRAM ? "udp" : nullptr;
+    const char* proto = peer.type == SOCK_STREAM  ? "tcp"
+                        : peer.type == SOCK_DGRAM ? "udp"
+                                                  : nullptr;
     if (!proto) {
       d->notes.push_back("not granted: a socket of type " + std::to_string(peer.type) + " to " +
                          peer.address + " (v1 rules grant tcp, udp and icmp only)");
@@ -274,8 +276,7 @@ void NetworkDraft(const Records& r, const DraftOptions& o, Draft* d) {
       }
       continue;
     }
-    if (o.base && prefix &&
-        o.base->network.Decide(ir::Direction::kEgress, p, *prefix, peer.port)) {
+    if (o.base && prefix && o.base->network.Decide(ir::Direction::kEgress, p, *prefix, peer.port)) {
       continue;
     }
     egress[{proto, address}].insert(peer.port);
@@ -374,8 +375,7 @@ Draft MakeDraft(const Records& records, const DraftOptions& options) {
   return d;
 }
 
-std::vector<std::string> StillRefused(const Records& records, const ir::Policy& draft,
-                                      Draft* d) {
+std::vector<std::string> StillRefused(const Records& records, const ir::Policy& draft, Draft* d) {
   std::vector<std::string> refused;
   for (const auto& [nr, arg] : records.syscalls) {
     auto it = SyscallNames().find(nr);
@@ -429,8 +429,8 @@ std::string MergeInto(const std::string& text, const PolicySpans& spans, const D
     if (at != std::string::npos) {
       inserts.emplace_back(at, "\n    // added by ward learn --merge\n" + body);
     } else {
-      fresh += std::string("  ") + title + " {\n    // added by ward learn --merge\n" + body +
-               "  }\n";
+      fresh +=
+          std::string("  ") + title + " {\n    // added by ward learn --merge\n" + body + "  }\n";
     }
   };
   add("filesystem", spans.filesystem, draft.filesystem);

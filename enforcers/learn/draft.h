@@ -35,8 +35,8 @@
 namespace ward::learn {
 
 struct DraftOptions {
-  std::string cwd;               // the run's working directory
-  std::set<std::string> homes;   // home directories (never collapsed to or above)
+  std::string cwd;                   // the run's working directory
+  std::set<std::string> homes;       // home directories (never collapsed to or above)
   const ir::Policy* base = nullptr;  // what is granted already (linux-base, or --merge's)
   std::optional<std::string> home;   // `~` for the base's patterns
 };

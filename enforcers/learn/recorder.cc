@@ -34,9 +34,9 @@ constexpr uint32_t kFmodeCreated = 1u << 20;  // FMODE_CREATED: the open created
 
 // enum learn_call's syscalls, in its order.
 constexpr const char* kCalls[CALL_COUNT] = {
-    "open",   "openat",   "openat2", "creat",  "mkdir",    "mkdirat",   "mknod",
-    "mknodat", "symlink", "symlinkat", "link", "linkat",   "unlink",    "unlinkat",
-    "rmdir",  "rename",   "renameat", "renameat2", "connect", "bind",   "socket"};
+    "open",    "openat",  "openat2",   "creat",     "mkdir",   "mkdirat", "mknod",
+    "mknodat", "symlink", "symlinkat", "link",      "linkat",  "unlink",  "unlinkat",
+    "rmdir",   "rename",  "renameat",  "renameat2", "connect", "bind",    "socket"};
 
 std::string Address(int family, const unsigned char* addr) {
   char text[INET6_ADDRSTRLEN] = {};

@@ -33,8 +33,8 @@ struct Records {
     auto operator<=>(const Peer&) const = default;
   };
   std::set<Peer> connects, binds;
-  std::set<std::string> unix_connects;  // "/path" or "@abstract"
-  std::set<std::tuple<int, int, int>> sockets;  // family, type, protocol
+  std::set<std::string> unix_connects;               // "/path" or "@abstract"
+  std::set<std::tuple<int, int, int>> sockets;       // family, type, protocol
   std::set<std::pair<uint64_t, uint64_t>> syscalls;  // number, kept argument
   // Answers of the DNS replies the run received: address -> names.
   std::map<std::string, std::set<std::string>> dns_names;

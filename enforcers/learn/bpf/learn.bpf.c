@@ -298,11 +298,17 @@ struct name_args {
 
 static __always_inline struct name_args names_of(__u32 call) {
   switch (call) {
-    case CALL_MKDIR: case CALL_MKNOD: case CALL_UNLINK: case CALL_RMDIR:
+    case CALL_MKDIR:
+    case CALL_MKNOD:
+    case CALL_UNLINK:
+    case CALL_RMDIR:
       return (struct name_args){-1, 0, -1, -1};
-    case CALL_MKDIRAT: case CALL_MKNODAT: case CALL_UNLINKAT:
+    case CALL_MKDIRAT:
+    case CALL_MKNODAT:
+    case CALL_UNLINKAT:
       return (struct name_args){0, 1, -1, -1};
-    case CALL_SYMLINK: case CALL_LINK:
+    case CALL_SYMLINK:
+    case CALL_LINK:
       return (struct name_args){-1, 1, -1, -1};
     case CALL_SYMLINKAT:
       return (struct name_args){1, 2, -1, -1};
@@ -310,7 +316,8 @@ static __always_inline struct name_args names_of(__u32 call) {
       return (struct name_args){2, 3, -1, -1};
     case CALL_RENAME:
       return (struct name_args){-1, 0, -1, 1};
-    case CALL_RENAMEAT: case CALL_RENAMEAT2:
+    case CALL_RENAMEAT:
+    case CALL_RENAMEAT2:
       return (struct name_args){0, 1, 2, 3};
   }
   return (struct name_args){-1, -1, -1, -1};
@@ -318,10 +325,14 @@ static __always_inline struct name_args names_of(__u32 call) {
 
 static __always_inline __u64 arg_at(const struct pending* p, int i) {
   switch (i) {
-    case 0: return p->args[0];
-    case 1: return p->args[1];
-    case 2: return p->args[2];
-    case 3: return p->args[3];
+    case 0:
+      return p->args[0];
+    case 1:
+      return p->args[1];
+    case 2:
+      return p->args[2];
+    case 3:
+      return p->args[3];
   }
   return 0;
 }
@@ -350,7 +361,7 @@ int learn_sys_exit(struct bpf_raw_tracepoint_args* ctx) {
     bpf_ringbuf_submit(ev, 0);
     return 0;
   }
-  const __u32 kind = p.call <= CALL_LINKAT ? LEARN_CREATE
+  const __u32 kind = p.call <= CALL_LINKAT  ? LEARN_CREATE
                      : p.call <= CALL_RMDIR ? LEARN_DELETE
                                             : LEARN_RENAME;
   const struct name_args a = names_of(p.call);
@@ -358,8 +369,8 @@ int learn_sys_exit(struct bpf_raw_tracepoint_args* ctx) {
   struct learn_event* ev = reserve(kind);
   if (!ev) return 0;
   bpf_probe_read_user_str(ev->u.p.str, LEARN_STR, (const char*)arg_at(&p, a.str));
-  ev->ncomp = walk_dirfd(a.dfd < 0 ? AT_FDCWD : (long)arg_at(&p, a.dfd), ev->u.p.path,
-                         &ev->truncated, 1);
+  ev->ncomp =
+      walk_dirfd(a.dfd < 0 ? AT_FDCWD : (long)arg_at(&p, a.dfd), ev->u.p.path, &ev->truncated, 1);
   if (a.str2 >= 0) {
     bpf_probe_read_user_str(ev->u.p.str2, LEARN_STR, (const char*)arg_at(&p, a.str2));
     ev->ncomp2 = walk_dirfd(a.dfd2 < 0 ? AT_FDCWD : (long)arg_at(&p, a.dfd2), ev->u.p.path2,

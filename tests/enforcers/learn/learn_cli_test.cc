@@ -84,18 +84,17 @@ while True:
 )");
     if (unshare(CLONE_NEWNET | CLONE_NEWNS) != 0 ||
         mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-        mount((kRootDir + "/resolv.conf").c_str(), "/etc/resolv.conf", nullptr, MS_BIND,
-              nullptr) != 0 ||
+        mount((kRootDir + "/resolv.conf").c_str(), "/etc/resolv.conf", nullptr, MS_BIND, nullptr) !=
+            0 ||
         std::system("/usr/sbin/ip link set lo up") != 0) {
       std::fprintf(stderr, "learn_cli_test: cannot make the test's namespaces\n");
       std::exit(1);
     }
-    children.push_back(Spawn({"/usr/sbin/dnsmasq", "--keep-in-foreground",
-                              "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
-                              "--addn-hosts=" + kRootDir + "/dns.hosts", "--local=/learn.test/",
-                              "--listen-address=127.0.0.1", "--bind-interfaces", "--port=53",
-                              "--user=root", "--group=root", "--log-facility=/dev/null",
-                              "--pid-file=" + kRootDir + "/dnsmasq.pid"}));
+    children.push_back(Spawn(
+        {"/usr/sbin/dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv",
+         "--no-hosts", "--addn-hosts=" + kRootDir + "/dns.hosts", "--local=/learn.test/",
+         "--listen-address=127.0.0.1", "--bind-interfaces", "--port=53", "--user=root",
+         "--group=root", "--log-facility=/dev/null", "--pid-file=" + kRootDir + "/dnsmasq.pid"}));
     for (const char* port : {"8081", "8082"}) {
       children.push_back(Spawn({"/usr/bin/python3", kRootDir + "/server.py", port}));
     }
@@ -162,7 +161,8 @@ print(" ".join("%s=%s" % (k, outcome(f)) for k, f in [
 // `policy` (or none).
 std::string Probe(const std::string& dir, const std::string& policy, const std::string& mine) {
   Put(dir + "/probe.py", kProbe);
-  const std::string cmd = "/usr/bin/python3 probe.py " + mine + " " + kRootDir + "/other/secret.txt";
+  const std::string cmd =
+      "/usr/bin/python3 probe.py " + mine + " " + kRootDir + "/other/secret.txt";
   const Run r = policy.empty() ? Shell("cd " + dir + " && " + cmd)
                                : WardIn(dir, "run " + policy + " -- " + cmd);
   INFO(r.err);
@@ -178,9 +178,8 @@ const std::string kStart =
 // ward learn's stderr with its figures (counts vary by host) cut to their
 // frame.
 std::string Framed(const std::string& err) {
-  return std::regex_replace(
-      err, std::regex("recorded [0-9]+ events: [^;]*; ([0-9]+) dropped"),
-      "recorded N events: ...; $1 dropped");
+  return std::regex_replace(err, std::regex("recorded [0-9]+ events: [^;]*; ([0-9]+) dropped"),
+                            "recorded N events: ...; $1 dropped");
 }
 
 // The comment `ward learn` puts above a write grant of the working
@@ -200,8 +199,7 @@ std::string Control(const std::string& file, const std::string& base, const std:
   return path;
 }
 
-TEST_CASE("ward learn: python3 reads, writes and connects by a name the stub resolves",
-          "[root]") {
+TEST_CASE("ward learn: python3 reads, writes and connects by a name the stub resolves", "[root]") {
   TheWorld();
   const std::string work = kRootDir + "/py/work";
   Put(work + "/in.txt", "hello\n");
@@ -222,30 +220,34 @@ s.close()
   CHECK(Framed(learned.err) ==
         "ward learn: recording `/usr/bin/python3 s.py`\n" + kStart +
             "ward learn: the command exited 0; recorded N events: ...; 0 dropped\n"
-            "ward learn: wrote " + draft +
+            "ward learn: wrote " +
+            draft +
             " (policy python3-learned, 2 filesystem, 2 network rules, 0 syscalls beyond the base, "
             "1 lines with lint findings explained)\n");
   const std::string text = Slurp(draft);
-  CHECK(text == "ward 1\n\n"
-                "// Drafted by `ward learn` from one run of: /usr/bin/python3 s.py\n"
-                "// in " + work + ". Review it: it grants what that run did, no more.\n\n"
-                "import \"std/linux.ward\"\n\n"
-                "policy python3-learned extends linux-base {\n"
-                "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
-                "does not exist)\n"
-                "  filesystem {\n"
-                "    allow read \"/etc/locale.alias\"\n" +
-                PersistentWrite(work) +
-                "    allow read write \"" + work + "\"\n"
-                "  }\n"
-                "  network {\n"
-                "    allow tcp to \"svc.learn.test\" port 8081\n"
-                "    allow udp to 127.0.0.1 port 53\n"
-                "  }\n"
-                "  syscalls {\n"
-                "    arch x86_64\n"
-                "  }\n"
-                "}\n");
+  CHECK(text ==
+        "ward 1\n\n"
+        "// Drafted by `ward learn` from one run of: /usr/bin/python3 s.py\n"
+        "// in " +
+            work +
+            ". Review it: it grants what that run did, no more.\n\n"
+            "import \"std/linux.ward\"\n\n"
+            "policy python3-learned extends linux-base {\n"
+            "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
+            "does not exist)\n"
+            "  filesystem {\n"
+            "    allow read \"/etc/locale.alias\"\n" +
+            PersistentWrite(work) + "    allow read write \"" + work +
+            "\"\n"
+            "  }\n"
+            "  network {\n"
+            "    allow tcp to \"svc.learn.test\" port 8081\n"
+            "    allow udp to 127.0.0.1 port 53\n"
+            "  }\n"
+            "  syscalls {\n"
+            "    arch x86_64\n"
+            "  }\n"
+            "}\n");
   // The same records give the same bytes.
   const std::string again = kRootDir + "/py/again.ward";
   REQUIRE(WardIn(work, "learn -o " + again + " -- /usr/bin/python3 s.py").status == 0);
@@ -277,7 +279,8 @@ TEST_CASE("ward learn: git clone of a local repository", "[root]") {
   const std::string work = kRootDir + "/git/work";
   fs::create_directories(work);
   fs::create_directories(kRootDir + "/home");
-  REQUIRE(Shell("cd " + work + " && git init -q src && echo one > src/a.txt && git -C src add "
+  REQUIRE(Shell("cd " + work +
+                " && git init -q src && echo one > src/a.txt && git -C src add "
                 "a.txt && git -C src -c user.email=t@ward.test -c user.name=t commit -qm one")
               .status == 0);
   const std::string draft = kRootDir + "/git/git.ward";
@@ -285,23 +288,26 @@ TEST_CASE("ward learn: git clone of a local repository", "[root]") {
   INFO(learned.err);
   REQUIRE(learned.status == 0);
   const std::string text = Slurp(draft);
-  CHECK(text == "ward 1\n\n"
-                "// Drafted by `ward learn` from one run of: /usr/bin/git clone -q src dst\n"
-                "// in " + work + ". Review it: it grants what that run did, no more.\n\n"
-                "import \"std/linux.ward\"\n\n"
-                "policy git-learned extends linux-base {\n"
-                "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
-                "does not exist)\n"
-                "  filesystem {\n"
-                "    allow read \"/etc/gitconfig\"\n"
-                "    allow read \"/etc/locale.alias\"\n" +
-                PersistentWrite(work) +
-                "    allow read write \"" + work + "\"\n"
-                "  }\n"
-                "  syscalls {\n"
-                "    arch x86_64\n"
-                "  }\n"
-                "}\n");
+  CHECK(text ==
+        "ward 1\n\n"
+        "// Drafted by `ward learn` from one run of: /usr/bin/git clone -q src dst\n"
+        "// in " +
+            work +
+            ". Review it: it grants what that run did, no more.\n\n"
+            "import \"std/linux.ward\"\n\n"
+            "policy git-learned extends linux-base {\n"
+            "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
+            "does not exist)\n"
+            "  filesystem {\n"
+            "    allow read \"/etc/gitconfig\"\n"
+            "    allow read \"/etc/locale.alias\"\n" +
+            PersistentWrite(work) + "    allow read write \"" + work +
+            "\"\n"
+            "  }\n"
+            "  syscalls {\n"
+            "    arch x86_64\n"
+            "  }\n"
+            "}\n");
   CHECK(WardIn(work, "check " + draft).status == 0);
   fs::remove_all(work + "/dst");
   const Run run = WardIn(work, "run " + draft + " -- /usr/bin/git clone -q src dst");
@@ -321,21 +327,24 @@ TEST_CASE("ward learn: make builds a tiny C program", "[root]") {
   const Run learned = WardIn(work, "learn -o " + draft + " -- /usr/bin/make -s");
   INFO(learned.err);
   REQUIRE(learned.status == 0);
-  CHECK(Slurp(draft) == "ward 1\n\n"
-                        "// Drafted by `ward learn` from one run of: /usr/bin/make -s\n"
-                        "// in " + work + ". Review it: it grants what that run did, no more.\n\n"
-                        "import \"std/linux.ward\"\n\n"
-                        "policy make-learned extends linux-base {\n"
-                        "  filesystem {\n"
-                        "    allow read \"/etc/locale.alias\"\n"
-                        "    allow read write \"/tmp\"\n" +
-                        PersistentWrite(work) +
-                        "    allow read write \"" + work + "\"\n"
-                        "  }\n"
-                        "  syscalls {\n"
-                        "    arch x86_64\n"
-                        "  }\n"
-                        "}\n");
+  CHECK(Slurp(draft) ==
+        "ward 1\n\n"
+        "// Drafted by `ward learn` from one run of: /usr/bin/make -s\n"
+        "// in " +
+            work +
+            ". Review it: it grants what that run did, no more.\n\n"
+            "import \"std/linux.ward\"\n\n"
+            "policy make-learned extends linux-base {\n"
+            "  filesystem {\n"
+            "    allow read \"/etc/locale.alias\"\n"
+            "    allow read write \"/tmp\"\n" +
+            PersistentWrite(work) + "    allow read write \"" + work +
+            "\"\n"
+            "  }\n"
+            "  syscalls {\n"
+            "    arch x86_64\n"
+            "  }\n"
+            "}\n");
   CHECK(WardIn(work, "check " + draft).status == 0);
   fs::remove(work + "/hello");
   const Run run = WardIn(work, "run " + draft + " -- /usr/bin/make -s");
@@ -385,23 +394,35 @@ TEST_CASE("ward learn --merge adds what a new run needed and prints the diff", "
   Put(dir + "/b/y.txt", "y\n");
   fs::create_directories(dir + "/run");
   const std::string existing = dir + "/tool.ward";
-  Put(existing, "ward 1\n\nimport \"std/linux.ward\"\n\npolicy tool extends linux-base {\n"
-                "  filesystem {\n    allow read \"" + dir + "/a\"\n  }\n}\n");
+  Put(existing,
+      "ward 1\n\nimport \"std/linux.ward\"\n\npolicy tool extends linux-base {\n"
+      "  filesystem {\n    allow read \"" +
+          dir + "/a\"\n  }\n}\n");
   const std::string merged = dir + "/merged.ward";
   const std::string cmd = "/usr/bin/python3 -c 'open(\"" + dir + "/a/x.txt\").read(); open(\"" +
                           dir + "/b/y.txt\").read()'";
   const Run r = WardIn(dir + "/run", "learn --merge " + existing + " -o " + merged + " -- " + cmd);
   INFO(r.err);
   REQUIRE(r.status == 0);
-  CHECK(Slurp(merged) == "ward 1\n\nimport \"std/linux.ward\"\n\npolicy tool extends linux-base {\n"
-                         "  filesystem {\n    allow read \"" + dir + "/a\"\n\n"
-                         "    // added by ward learn --merge\n"
-                         "    allow read \"/etc/locale.alias\"\n"
-                         "    allow read \"" + dir + "/b/y.txt\"\n  }\n}\n");
-  CHECK(r.out == "+ read /etc/locale.alias\n"
-                 "  " + merged + ":10:5: allow read \"/etc/locale.alias\"\n"
-                 "+ read " + dir + "/b/y.txt\n"
-                 "  " + merged + ":11:5: allow read \"" + dir + "/b/y.txt\"\n");
+  CHECK(Slurp(merged) ==
+        "ward 1\n\nimport \"std/linux.ward\"\n\npolicy tool extends linux-base {\n"
+        "  filesystem {\n    allow read \"" +
+            dir +
+            "/a\"\n\n"
+            "    // added by ward learn --merge\n"
+            "    allow read \"/etc/locale.alias\"\n"
+            "    allow read \"" +
+            dir + "/b/y.txt\"\n  }\n}\n");
+  CHECK(r.out ==
+        "+ read /etc/locale.alias\n"
+        "  " +
+            merged +
+            ":10:5: allow read \"/etc/locale.alias\"\n"
+            "+ read " +
+            dir +
+            "/b/y.txt\n"
+            "  " +
+            merged + ":11:5: allow read \"" + dir + "/b/y.txt\"\n");
   CHECK(r.err.find("ward learn: ward diff " + existing + " " + merged + ":\n") !=
         std::string::npos);
   // The merged policy runs the command; the one before refuses its second read.
@@ -420,8 +441,8 @@ TEST_CASE("ward learn says when the ring buffer dropped events", "[root]") {
       "/usr/bin/python3 -c 'import os\nfor i in range(300): os.close(os.open(\"/etc/passwd\", "
       "os.O_RDONLY))'";
   // One page holds one event: a burst of 300 opens overflows it.
-  const Run small = WardIn(dir, "learn -o " + dir + "/small.ward -- " + cmd,
-                           "WARD_LEARN_RING_BYTES=4096");
+  const Run small =
+      WardIn(dir, "learn -o " + dir + "/small.ward -- " + cmd, "WARD_LEARN_RING_BYTES=4096");
   INFO(small.err);
   REQUIRE(small.status == 0);
   const std::smatch none;
