@@ -29,6 +29,8 @@ packages=(
   # domain grants: the tests resolve against a dnsmasq they run (libresolv,
   # the resolver itself, is part of libc6-dev)
   dnsmasq-base
+  # `ward learn`: the DNS replies it records are parsed with ldns
+  libldns-dev
   # the CI integrations' tests create git repositories
   git
   # the README tour (ci/readme_tour.py) shows a manifest through jq

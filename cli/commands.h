@@ -26,6 +26,8 @@ void AddRemoveCommand(CLI::App& app, int* exit_code);
 void AddStatusCommand(CLI::App& app, int* exit_code);
 // Registers `ward run` (cli/run.cc).
 void AddRunCommand(CLI::App& app, int* exit_code);
+// Registers `ward learn` (cli/learn.cc).
+void AddLearnCommand(CLI::App& app, int* exit_code);
 // Registers `ward lint` (cli/lint.cc).
 void AddLintCommand(CLI::App& app, int* exit_code);
 // Registers `ward fmt` (cli/fmt.cc).

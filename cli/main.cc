@@ -179,6 +179,9 @@ int main(int argc, char** argv) {
   ward::cli::AddRemoveCommand(app, &exit_code);
   ward::cli::AddStatusCommand(app, &exit_code);
   ward::cli::AddRunCommand(app, &exit_code);
+#ifdef WARD_HAVE_LEARN
+  ward::cli::AddLearnCommand(app, &exit_code);
+#endif
   ward::cli::AddAuditCommand(app, &exit_code);
   ward::cli::AddDoctorCommand(app, &exit_code);
   // ward-remote's commands, listed here for `ward --help` (IsRemote hands

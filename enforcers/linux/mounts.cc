@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -154,6 +155,11 @@ bool ApplyMounts(const MountPlan& plan, MountFailure* f) {
       return fail("mount_setattr read-only");
     }
   }
+  // The working directory was entered before these mounts: entered again,
+  // it resolves through them (a writable grant's bind above all), or
+  // relative writes there meet the read-only mount beneath (EROFS).
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) && cwd[0] == '/') (void)!chdir(cwd);
   return true;
 }
 
