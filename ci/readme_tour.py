@@ -62,6 +62,8 @@ NORMALISE = [
     (re.compile(r"\brun-\d+"), "run-$PID"),
     (re.compile(r"\(id \d+\)"), "(id $ID)"),
     (re.compile(r"\bexpires [0-9hms]+"), "expires $T"),  # nft's countdown of a set element
+    (re.compile(r"^commit: \S+$"), "commit: $COMMIT"),  # ward --version
+    (re.compile(r"^build type: \S+$"), "build type: $BUILD"),
     # the seccomp cache's entries are named by the build's filter bytes
     (re.compile(r"/var/cache/ward/seccomp/[0-9a-f]{64}\."), "/var/cache/ward/seccomp/$SHA256."),
 ]

@@ -58,33 +58,4 @@ Json SpanJson(const SourceManager& sources, Span span) {
          std::to_string(at.column);
 }
 
-bool ExpandPolicyPaths(const std::vector<std::string>& args, std::vector<std::string>* out) {
-  namespace fs = std::filesystem;
-  for (const std::string& arg : args) {
-    std::error_code ec;
-    if (!fs::is_directory(arg, ec)) {
-      if (!fs::exists(arg, ec)) {
-        std::cerr << "ward: " << arg << ": no such file or directory\n";
-        return false;
-      }
-      out->push_back(arg);
-      continue;
-    }
-    std::vector<std::string> found;
-    for (auto it = fs::recursive_directory_iterator(arg, ec); !ec && it != fs::end(it);
-         it.increment(ec)) {
-      if (it->is_regular_file(ec) && it->path().extension() == ".ward") {
-        found.push_back(it->path().string());
-      }
-    }
-    if (ec) {
-      std::cerr << "ward: " << arg << ": " << ec.message() << "\n";
-      return false;
-    }
-    std::sort(found.begin(), found.end());
-    out->insert(out->end(), found.begin(), found.end());
-  }
-  return true;
-}
-
 }  // namespace ward::cli

@@ -41,8 +41,4 @@ void PrintJsonDocument(Json doc, const SourceManager* sources, const DiagnosticS
 // null when the span is invalid (an implicit rule).
 Json SpanJson(const SourceManager& sources, Span span);
 
-// Expands folders into the `.ward` files below them, sorted; files are kept
-// as given. Returns false (with a message on stderr) for a missing path.
-bool ExpandPolicyPaths(const std::vector<std::string>& args, std::vector<std::string>* out);
-
 }  // namespace ward::cli
