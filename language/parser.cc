@@ -1,5 +1,6 @@
 #include "language/parser.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,6 +98,9 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
 
   // The repair the last syntax error allows, if any; cleared by the call.
   std::optional<Repair> TakeRepair() { return std::exchange(repair_, std::nullopt); }
+  // A repaired token that is still wrong where it stands was reported
+  // already: the parse stops there without a second diagnostic.
+  void SetRepaired(size_t index) { repaired_ = index; }
 
   void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* token, size_t, size_t,
                    const std::string&, std::exception_ptr) override {
@@ -130,6 +134,7 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   }
 
   void ParserError(WardParser* parser, antlr4::Token* token) {
+    if (token->getTokenIndex() == repaired_) return;
     Span span{file_, offsets_.ByteOffset(token->getStartIndex()), 0};
     std::string message;
     if (token->getType() == antlr4::Token::EOF) {
@@ -184,6 +189,18 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
       types.emplace(k, type);
     }
     std::vector<std::string> close = ClosestMatches(token->getText(), keywords);
+    if (close.empty()) {
+      // Where a rule's optional words end (`allow tpc to ...`), ANTLR
+      // expects only what starts the next rule: offer every keyword.
+      keywords.clear();
+      for (size_t type = 1; type < WardParser::EQ; ++type) {
+        std::string k = KeywordText(parser->getVocabulary(), type);
+        if (k.empty()) continue;
+        keywords.push_back(k);
+        types.emplace(k, type);
+      }
+      close = ClosestMatches(token->getText(), keywords);
+    }
     if (close.empty()) return false;
     bool in_policy = parser->getContext() &&
                      parser->getContext()->getRuleIndex() == WardParser::RulePolicyDecl;
@@ -252,6 +269,7 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   const OffsetMap& offsets_;
   DiagnosticSink& sink_;
   std::optional<Repair> repair_;
+  size_t repaired_ = SIZE_MAX;
 };
 
 // The runtime's own UTF-8 decoding (std::wstring_convert) costs as much as a
@@ -357,6 +375,7 @@ std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id, Diag
           if (!repair || repairs == kMaxRepairs) return std::nullopt;
           // Reported already; read on as if the keyword were spelt right.
           dynamic_cast<antlr4::WritableToken&>(*tokens.get(repair->index)).setType(repair->type);
+          listener.SetRepaired(repair->index);
         }
       }
     }
