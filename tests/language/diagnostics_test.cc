@@ -467,7 +467,7 @@ policy p {
 test.ward:5:11: error[W1010]: unknown syscall 'opne'
  5 |     allow opne, read
    |           ^~~~
-  = hint: did you mean 'open'?
+  = hint: did you mean 'open' or 'openat'?
 )");
 }
 

@@ -514,11 +514,14 @@ TEST_CASE("every truncation of the language.md example is clean or has one synta
   };
   CHECK(cut("import \"std/li") == "W0003 test.ward:3:8: unterminated string\n");
   CHECK(cut("policy coding-agent extends linux-base {") ==
-        "W0001 test.ward:12:41: unexpected end of file\n");
+        "W0001 test.ward:12:41: unexpected end of file: 'policy coding-agent extends linux-base {' "
+        "opened at 12:40 is not closed\n");
   CHECK(cut("group @agent-extra = [inotify_init1,") ==
-        "W0001 test.ward:10:37: unexpected end of file\n");
+        "W0001 test.ward:10:37: unexpected end of file: 'group @agent-extra = [' opened at 10:22 "
+        "is not closed\n");
   CHECK(cut("    allow read          \"/usr\", ") ==
-        "W0001 test.ward:17:33: unexpected end of file\n");
+        "W0001 test.ward:17:33: unexpected end of file: 'filesystem {' opened at 16:14 is not "
+        "closed\n");
 }
 
 // ---- size and depth -----------------------------------------------------
