@@ -123,8 +123,9 @@ bool ParseArgValue(const std::string& s, Arch arch, uint64_t* value, std::string
       }
       *hint = term.empty() ? "" : DidYouMean(ClosestMatches(term, names));
       if (hint->empty()) {
-        *hint = "a number (decimal, 0x hex, or negative) or a constant such as AF_INET, or "
-                "several or-ed with |";
+        *hint =
+            "a number (decimal, 0x hex, or negative) or a constant such as AF_INET, or "
+            "several or-ed with |";
       }
       return false;
     }

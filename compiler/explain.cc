@@ -209,17 +209,16 @@ std::optional<NearestRule> NearestFlowRule(const NetRules& net, const FlowQuery&
     const bool host = std::find(m.begin(), m.end(), &r) != m.end();
     const bool service = r.what.Allows(q.protocol, q.port);
     if (host && !service) {
-      return NearestRule{r.span, "matches the host, not the " +
-                                     std::string(q.protocol == Protocol::kIcmp ? "protocol"
-                                                                              : "port") +
-                                     ": it allows " + Describe(r.what)};
+      return NearestRule{r.span,
+                         "matches the host, not the " +
+                             std::string(q.protocol == Protocol::kIcmp ? "protocol" : "port") +
+                             ": it allows " + Describe(r.what)};
     }
     if (service && !host && !port_only) {
-      port_only = NearestRule{r.span, "matches the " +
-                                          std::string(q.protocol == Protocol::kIcmp
-                                                          ? "protocol"
-                                                          : "port") +
-                                          ", not the host"};
+      port_only =
+          NearestRule{r.span, "matches the " +
+                                  std::string(q.protocol == Protocol::kIcmp ? "protocol" : "port") +
+                                  ", not the host"};
     }
   }
   return port_only;
@@ -284,8 +283,8 @@ std::optional<NearestRule> NearestPathRule(const FileRules& files, const std::st
   }
   std::vector<std::string> parts = Components(path);
   std::string why;
-  if (!folder.empty() && (parts.size() < depth || CommonPrefix(folder + "/", path + "/") <
-                                                       folder.size() + 1)) {
+  if (!folder.empty() &&
+      (parts.size() < depth || CommonPrefix(folder + "/", path + "/") < folder.size() + 1)) {
     std::string same_depth;
     for (size_t i = 0; i < std::min(depth, parts.size()); ++i) same_depth += "/" + parts[i];
     why = same_depth + " is not under " + folder;
@@ -381,7 +380,8 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
   // when none did, no rule (the default).
   Cite(e, matching, allowed);
   if (!allowed && e.by_default()) {
-    e.nearest = NearestFlowRule(policy.network, q, addr ? &*addr : nullptr, name ? &*name : nullptr);
+    e.nearest =
+        NearestFlowRule(policy.network, q, addr ? &*addr : nullptr, name ? &*name : nullptr);
   }
   // With names resolved to the address, the enforcers need not agree: say
   // what each decides (egress; ingress by name is denied by all of them).
@@ -512,7 +512,8 @@ std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& 
   e.path = *decided;
   e.decision = d.allow ? "allow" : "deny";
   e.rules = d.rules;
-  if (!d.allow && d.rules.empty()) e.nearest = NearestPathRule(policy.filesystem, *decided, right, home);
+  if (!d.allow && d.rules.empty())
+    e.nearest = NearestPathRule(policy.filesystem, *decided, right, home);
   if (*decided != path) e.notes.push_back("decided for " + *decided + " (given as " + path + ")");
   if (!d.pattern.empty()) e.notes.push_back("most specific pattern: " + d.pattern);
   return e;

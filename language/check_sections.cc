@@ -481,10 +481,9 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
           {LiteralKind::kDuration, "a duration such as 30s, 5m or 2h"},
           {LiteralKind::kInteger, "a whole number"},
       };
-      std::string hint =
-          atoms.size() == 1 && atoms[0].kind == ast::ValueKind::kWord
-              ? UnitHint(atoms[0].text, info->type)
-              : "";
+      std::string hint = atoms.size() == 1 && atoms[0].kind == ast::ValueKind::kWord
+                             ? UnitHint(atoms[0].text, info->type)
+                             : "";
       sink_.Error(
           Code::kTypeMismatch, limit.raw.span,
           "'" + limit.key.text + "' expects " + kExamples.at(info->type) + ", found " + found,

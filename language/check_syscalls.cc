@@ -84,9 +84,9 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
         }
       }
     }
-    sink_.Error(Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
-                close.empty() ? "no architecture's kernel syscall table lists it"
-                              : DidYouMean(close));
+    sink_.Error(
+        Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
+        close.empty() ? "no architecture's kernel syscall table lists it" : DidYouMean(close));
     return;
   }
   std::string missing;
@@ -267,7 +267,8 @@ bool Checker::EvaluateExpr(ast::Expr& expr, Arch arch) {
       continue;
     }
     if (IsIdentifier(term.text)) {
-      std::string close = sink_.full() ? "" : DidYouMean(ClosestMatches(term.text, ConstantNames()));
+      std::string close =
+          sink_.full() ? "" : DidYouMean(ClosestMatches(term.text, ConstantNames()));
       sink_.Error(Code::kUnknownConstant, term.span,
                   "unknown constant '" + term.text + "' on " + std::string(ArchName(arch)),
                   close.empty() ? "write the value as a number" : close);

@@ -45,7 +45,11 @@ const char* SeverityColor(Severity s) {
 // bytes there are not one.
 size_t Utf8Length(std::string_view s, size_t i) {
   unsigned char c = static_cast<unsigned char>(s[i]);
-  size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
+  size_t len = c < 0x80             ? 1
+               : (c & 0xE0) == 0xC0 ? 2
+               : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4
+                                    : 0;
   if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2)) return 0;
   for (size_t k = 1; k < len; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -125,8 +129,8 @@ class TextRenderer {
     std::string where;
     if (span.valid()) {
       Location loc = sources_.LocationOf(span.file, span.begin);
-      where = Printable(sources_.file(span.file).display_path, false) + ":" + std::to_string(loc.line) + ":" +
-              std::to_string(loc.column) + ": ";
+      where = Printable(sources_.file(span.file).display_path, false) + ":" +
+              std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": ";
     }
     out_ += Paint(kBold, where) + Paint(SeverityColor(severity), label) + ": " +
             Paint(kBold, message) + "\n";

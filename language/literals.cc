@@ -3,9 +3,9 @@
 #include <arpa/inet.h>
 
 #include <cctype>
-#include <initializer_list>
 #include <charconv>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 namespace ward {
@@ -309,8 +309,10 @@ std::string UnitHint(std::string_view text, LiteralKind kind) {
       const char* decimal;
       const char* binary;
     };
-    static constexpr Prefix kPrefixes[] = {
-        {'k', "10^3", "2^10"}, {'m', "10^6", "2^20"}, {'g', "10^9", "2^30"}, {'t', "10^12", "2^40"}};
+    static constexpr Prefix kPrefixes[] = {{'k', "10^3", "2^10"},
+                                           {'m', "10^6", "2^20"},
+                                           {'g', "10^9", "2^30"},
+                                           {'t', "10^12", "2^40"}};
     if (lower == "b" || lower == "byte" || lower == "bytes") return "did you mean " + n + "B?";
     for (const Prefix& p : kPrefixes) {
       if (lower[0] != p.letter) continue;

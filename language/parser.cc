@@ -175,8 +175,7 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   // A word where only keywords (or `}`) may stand, close to one of them
   // (`filesytem {`, `alow read`): says which, and offers the repair when
   // exactly one is closest.
-  bool Misspelt(WardParser* parser, antlr4::Token* token, std::string* message,
-                std::string* hint) {
+  bool Misspelt(WardParser* parser, antlr4::Token* token, std::string* message, std::string* hint) {
     if (token->getType() != WardParser::WORD) return false;
     antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
     if (expected.contains(static_cast<size_t>(WardParser::WORD))) return false;
@@ -202,10 +201,10 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
       close = ClosestMatches(token->getText(), keywords);
     }
     if (close.empty()) return false;
-    bool in_policy = parser->getContext() &&
-                     parser->getContext()->getRuleIndex() == WardParser::RulePolicyDecl;
-    *message = std::string(in_policy ? "unknown section " : "unknown keyword ") +
-               Quote(token->getText());
+    bool in_policy =
+        parser->getContext() && parser->getContext()->getRuleIndex() == WardParser::RulePolicyDecl;
+    *message =
+        std::string(in_policy ? "unknown section " : "unknown keyword ") + Quote(token->getText());
     *hint = DidYouMean(close);
     if (close.size() == 1) repair_ = Repair{token->getTokenIndex(), types.at(close[0])};
     return true;
@@ -235,12 +234,12 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
     };
     size_t inner = open.back();
     bool brace = tokens->get(inner)->getType() == WardParser::LBRACE;
-    sink_.Error(Code::kSyntaxError, at,
-                "unexpected end of file: '" + BlockText(tokens, inner) + "' opened at " +
-                    where(inner) + " is not closed",
-                std::string("add the missing '") + (brace ? "}" : "]") + "'" +
-                    (open.size() > 1 ? " (" + std::to_string(open.size()) + " blocks are open)"
-                                     : ""));
+    sink_.Error(
+        Code::kSyntaxError, at,
+        "unexpected end of file: '" + BlockText(tokens, inner) + "' opened at " + where(inner) +
+            " is not closed",
+        std::string("add the missing '") + (brace ? "}" : "]") + "'" +
+            (open.size() > 1 ? " (" + std::to_string(open.size()) + " blocks are open)" : ""));
     for (size_t k = open.size(); k-- > 0 && open.size() - k <= 3;) {
       sink_.AddRelated(span_of(open[k]),
                        "'" + BlockText(tokens, open[k]) + "' opened here is not closed");
@@ -324,10 +323,10 @@ std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id, Diag
   size_t bad = FindInvalidUtf8(text);
   if (bad != std::string::npos) {
     uint32_t at = static_cast<uint32_t>(bad);
-    sink.Error(Code::kInvalidUtf8, {id, at, at + 1},
-               "invalid UTF-8 byte '\\x" + Hex(static_cast<unsigned char>(text[bad])) +
-                   "' in source",
-               "policies must be UTF-8 text");
+    sink.Error(
+        Code::kInvalidUtf8, {id, at, at + 1},
+        "invalid UTF-8 byte '\\x" + Hex(static_cast<unsigned char>(text[bad])) + "' in source",
+        "policies must be UTF-8 text");
     return std::nullopt;
   }
   size_t nul = text.find('\0');

@@ -95,8 +95,9 @@ typos.ward:14:13: error[W1008]: 'timeout' expects a duration such as 30s, 5m or 
 
 TEST_CASE("tied candidates are all listed, and a tie is not guessed at") {
   std::string dir = ScratchDir();
-  WriteTemp("tie.ward",
-            "ward 1\npolicy p {\n  network {\n    allow tpc to any portz 443\n  }\n  limts {}\n}\n");
+  WriteTemp(
+      "tie.ward",
+      "ward 1\npolicy p {\n  network {\n    allow tpc to any portz 443\n  }\n  limts {}\n}\n");
   Run r = WardIn(dir, "check tie.ward");
   CHECK(r.status == 1);
   // `tpc` has one closest keyword and is read on as `tcp`; `portz` is as
@@ -129,7 +130,8 @@ TEST_CASE("sizes and durations: a unit in the wrong case is named, never correct
   nlohmann::json j = nlohmann::json::parse(r.out);
   REQUIRE(j["diagnostics"].size() == 3);
   CHECK(j["diagnostics"][0]["hint"] == "did you mean 512MiB (512 x 2^20 bytes)?");
-  CHECK(j["diagnostics"][1]["hint"] == "did you mean 1GiB (1 x 2^30 bytes) or 1GB (1 x 10^9 bytes)?");
+  CHECK(j["diagnostics"][1]["hint"] ==
+        "did you mean 1GiB (1 x 2^30 bytes) or 1GB (1 x 10^9 bytes)?");
   CHECK(j["diagnostics"][2]["hint"] == "did you mean 2h? (units: ms, s, m, h, d)");
   // Positive control: the spellings the hints name are accepted.
   WriteTemp("units-ok.ward",
@@ -141,8 +143,9 @@ TEST_CASE("sizes and durations: a unit in the wrong case is named, never correct
 TEST_CASE("unexpected end of file names the '{' left open, and the blocks around it") {
   Run r = WardIn(kData, "check unclosed.ward");
   CHECK(r.status == 1);
-  CHECK(r.err ==
-        R"(unclosed.ward:5:1: error[W0001]: unexpected end of file: 'filesystem {' opened at 3:14 is not closed
+  CHECK(
+      r.err ==
+      R"(unclosed.ward:5:1: error[W0001]: unexpected end of file: 'filesystem {' opened at 3:14 is not closed
  5 | 
    | ^
 unclosed.ward:3:14: note: 'filesystem {' opened here is not closed
@@ -213,9 +216,10 @@ TEST_CASE("the IR and ir_sha256 do not depend on how the file was named") {
   std::filesystem::create_directories(dir + "/x/lib");
   std::ofstream(dir + "/x/lib/base.ward")
       << "ward 1\nabstract policy base {\n  filesystem {\n    allow read \"/usr/**\"\n  }\n}\n";
-  std::ofstream(dir + "/x/p.ward") << "ward 1\nimport \"lib/base.ward\"\nimport \"std/linux.ward\"\n"
-                                   << "policy agent extends linux-base, base {\n"
-                                   << "  filesystem {\n    allow read \"/workspace/**\"\n  }\n}\n";
+  std::ofstream(dir + "/x/p.ward")
+      << "ward 1\nimport \"lib/base.ward\"\nimport \"std/linux.ward\"\n"
+      << "policy agent extends linux-base, base {\n"
+      << "  filesystem {\n    allow read \"/workspace/**\"\n  }\n}\n";
   // From the file's folder, from its parent, by absolute path, through ..
   const std::string x = dir + "/x";
   const std::vector<std::pair<std::string, std::string>> spellings = {
