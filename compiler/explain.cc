@@ -304,10 +304,14 @@ std::string ArgTestText(const ArgTest& t) {
 
 // A call that is not let run: the region that lets the syscall run (allow
 // or log) with the fewest argument tests this call fails (the first in
-// canonical order on a tie).
+// canonical order on a tie). `deciding` is the region that decided, when a
+// rule did: an allow region cut from it only by its own test (same
+// argument and mask) is a rule that matched and lost to a stricter one,
+// not one that almost matched, and is passed over.
 std::optional<NearestRule> NearestSyscallRule(const SyscallRules& rules, Arch arch,
                                               const std::string& name,
-                                              const std::array<uint64_t, 6>& args) {
+                                              const std::array<uint64_t, 6>& args,
+                                              const Region* deciding) {
   auto per_arch = rules.syscalls.find(arch);
   if (per_arch == rules.syscalls.end()) return std::nullopt;
   auto regions = per_arch->second.find(name);
@@ -324,6 +328,12 @@ std::optional<NearestRule> NearestSyscallRule(const SyscallRules& rules, Arch ar
       if ((args[static_cast<size_t>(t.arg)] & t.mask) != t.value) failed.push_back(&t);
     }
     if (failed.empty()) continue;
+    const bool cut = deciding && std::all_of(failed.begin(), failed.end(), [&](const ArgTest* t) {
+                       return std::any_of(
+                           deciding->tests.begin(), deciding->tests.end(),
+                           [&](const ArgTest& d) { return d.arg == t->arg && d.mask == t->mask; });
+                     });
+    if (cut) continue;
     if (!best || failed.size() < best_failed.size()) {
       best = &region;
       best_failed = failed;
@@ -379,10 +389,6 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
   // Allowed: the allows that matched. Denied: the denies that matched, or,
   // when none did, no rule (the default).
   Cite(e, matching, allowed);
-  if (!allowed && e.by_default()) {
-    e.nearest =
-        NearestFlowRule(policy.network, q, addr ? &*addr : nullptr, name ? &*name : nullptr);
-  }
   // With names resolved to the address, the enforcers need not agree: say
   // what each decides (egress; ingress by name is denied by all of them).
   if (q.direction == Direction::kEgress && addr && !q.resolve.empty()) {
@@ -414,6 +420,12 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
         }
       }
     }
+  }
+  // Per-enforcer answers (a granted name resolves to the address) say more
+  // than a nearest rule would.
+  if (!allowed && e.by_default() && e.enforcers.empty()) {
+    e.nearest =
+        NearestFlowRule(policy.network, q, addr ? &*addr : nullptr, name ? &*name : nullptr);
   }
   return e;
 }
@@ -561,7 +573,8 @@ std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQue
   const Region* region = rules.Find(arch, q.name, args);
   if (region) e.rules = region->RulesFor(args);
   if (action.kind != SysAction::Kind::kAllow && action.kind != SysAction::Kind::kLog) {
-    e.nearest = NearestSyscallRule(rules, arch, q.name, args);
+    e.nearest = NearestSyscallRule(rules, arch, q.name, args,
+                                   region && !e.rules.empty() ? region : nullptr);
   }
   if (region && region->cited_capped) {
     e.notes.push_back(
