@@ -57,13 +57,10 @@ size_t Utf8Length(std::string_view s, size_t i) {
   return len;
 }
 
-// Text as it may reach a terminal: control characters (but tab, and line
-// breaks where `keep_newlines`) and bytes that are not UTF-8 become `\xNN`,
-// so a binary file or an escape sequence in a string is never echoed raw.
-// `widths`, when given, gets each byte's width in the result (0 for the
-// continuation bytes of a character), for lining carets up.
-std::string Printable(std::string_view s, bool keep_newlines,
-                      std::vector<size_t>* widths = nullptr) {
+}  // namespace
+
+// A binary file or an escape sequence in a string is never echoed raw.
+std::string Printable(std::string_view s, bool keep_newlines, std::vector<size_t>* widths) {
   static const char* kDigits = "0123456789abcdef";
   std::string out;
   for (size_t i = 0; i < s.size();) {
@@ -86,6 +83,8 @@ std::string Printable(std::string_view s, bool keep_newlines,
   }
   return out;
 }
+
+namespace {
 
 class TextRenderer {
  public:

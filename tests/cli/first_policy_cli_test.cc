@@ -359,3 +359,15 @@ TEST_CASE("explain's options mean the same before and after FILE") {
   CHECK(two.status == 0);
   CHECK(two.out.find("api.github.com resolves here") != std::string::npos);
 }
+
+TEST_CASE("ward lint escapes control bytes in its excerpts too") {
+  std::string dir = ScratchDir();
+  WriteTemp("lint-esc.ward", "ward 1\npolicy p { description \"\x1b[2J\" }\n");
+  Run r = WardIn(dir, "lint lint-esc.ward");
+  INFO(r.out << r.err);
+  const std::string all = r.out + r.err;
+  CHECK(all.find('\x1b') == std::string::npos);
+  CHECK(all.find(" 2 | policy p { description \"\\x1b[2J\" }\n   |        ^\n") !=
+        std::string::npos);
+  CHECK(all.find("lint-esc.ward:2:8: warning L2109 no-syscall-rules: ") != std::string::npos);
+}
