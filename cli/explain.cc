@@ -10,6 +10,7 @@
 #include "compiler/agent_guard.h"
 #include "compiler/explain.h"
 #include "compiler/ir_json.h"
+#include "language/constants.h"
 
 namespace ward::cli {
 namespace {
@@ -91,6 +92,49 @@ bool ParseConnect(std::string s, ir::FlowQuery* q, std::string* error) {
   return !host.empty();
 }
 
+// An --arg value: numbers (ParseValue) and the language's constants
+// (AF_PACKET, CLONE_NEWUSER, EPERM, CAP_SYS_ADMIN, ...), or-ed with `|` as in
+// a policy's conditions. On an unknown constant, *error and *hint (a "did you
+// mean") say so.
+bool ParseArgValue(const std::string& s, Arch arch, uint64_t* value, std::string* error,
+                   std::string* hint) {
+  *value = 0;
+  size_t begin = 0;
+  while (true) {
+    size_t bar = s.find('|', begin);
+    std::string term = s.substr(begin, bar == std::string::npos ? std::string::npos : bar - begin);
+    uint64_t v = 0;
+    if (ParseValue(term, &v)) {
+      if (term[0] == '-' && s.find('|') != std::string::npos) {
+        *error = "negative numbers cannot be or-ed";
+        return false;
+      }
+    } else if (auto c = LookupConstant(term, arch)) {
+      v = *c;
+    } else if (auto e = LookupErrno(term)) {
+      v = static_cast<uint64_t>(*e);
+    } else if (auto cap = LookupCapability(term)) {
+      v = static_cast<uint64_t>(*cap);
+    } else {
+      *error = term.empty() ? "an empty value" : "unknown constant '" + term + "'";
+      std::vector<std::string> names = ConstantNames();
+      for (std::vector<std::string> more : {ErrnoNames(), CapabilityNames()}) {
+        names.insert(names.end(), more.begin(), more.end());
+      }
+      *hint = term.empty() ? "" : DidYouMean(ClosestMatches(term, names));
+      if (hint->empty()) {
+        *hint =
+            "a number (decimal, 0x hex, or negative) or a constant such as AF_INET, or "
+            "several or-ed with |";
+      }
+      return false;
+    }
+    *value |= v;
+    if (bar == std::string::npos) return true;
+    begin = bar + 1;
+  }
+}
+
 std::string ErrnoName(int value) {
   const char* name = strerrorname_np(value);
   return name ? name : std::to_string(value);
@@ -115,6 +159,11 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
                        {"text", std::string(loaded.sources.Text(s))}});
     }
     j["rules"] = std::move(rules);
+    if (e.nearest) {
+      j["nearest"] = {{"location", ir::Where(loaded.sources, e.nearest->span)},
+                      {"text", std::string(loaded.sources.Text(e.nearest->span))},
+                      {"why", e.nearest->why}};
+    }
     j["notes"] = e.notes;
     if (!e.implicit.empty()) j["implicit"] = e.implicit;
     if (!e.enforcers.empty()) {
@@ -144,6 +193,13 @@ void Print(const ir::Explanation& e, const LoadedPolicy& loaded, const OutputFla
     if (nl != std::string::npos) text = text.substr(0, nl) + " ...";
     std::cout << "  " << ir::Where(loaded.sources, s) << ": " << text << "\n";
   }
+  if (e.nearest) {
+    std::string text(loaded.sources.Text(e.nearest->span));
+    size_t nl = text.find('\n');
+    if (nl != std::string::npos) text = text.substr(0, nl) + " ...";
+    std::cout << "  nearest rule: " << ir::Where(loaded.sources, e.nearest->span) << ": " << text
+              << " (does not match: " << e.nearest->why << ")\n";
+  }
   for (const std::string& i : e.implicit) {
     std::cout << "  implicit rule: " << i << " (no policy may reach the agent)\n";
   }
@@ -172,6 +228,9 @@ int RunExplain(const ExplainFlags& f) {
   if (f.syscall) {
     sq.name = *f.syscall;
     sq.arch = f.arch;
+    // The constants are those whose values are the same on every
+    // architecture (language/constants.h): any one reads them.
+    Arch arch = f.arch && ParseArch(*f.arch) ? *ParseArch(*f.arch) : kDefaultArch;
     for (const std::string& a : f.args) {
       size_t eq = a.find('=');
       unsigned index = 0;
@@ -181,10 +240,15 @@ int RunExplain(const ExplainFlags& f) {
         auto [p, ec] = std::from_chars(a.data(), a.data() + eq, index);
         ok = ec == std::errc() && p == a.data() + eq && index <= 5 && !sq.args.count(index);
       }
-      if (ok) ok = ParseValue(a.substr(eq + 1), &value);
       if (!ok) {
         std::cerr << "ward explain: --arg takes N=VALUE, N from 0 to 5 once each, VALUE a "
-                     "number (decimal, 0x hex, or negative)\n";
+                     "number (decimal, 0x hex, or negative) or constants or-ed with |\n";
+        return kUsage;
+      }
+      std::string error, hint;
+      if (!ParseArgValue(a.substr(eq + 1), arch, &value, &error, &hint)) {
+        std::cerr << "ward explain: --arg " << a << ": " << error << "\n";
+        if (!hint.empty()) std::cerr << "  = hint: " << hint << "\n";
         return kUsage;
       }
       sq.args[static_cast<int>(index)] = value;
@@ -267,7 +331,10 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
   cmd->add_option("--connect", f->connect, "HOST:PORT[/tcp|udp] or HOST/icmp (egress)");
   cmd->add_option("--listen", f->listen, "PORT[/tcp|udp] (ingress; with --from)");
   cmd->add_option("--from", f->from, "the remote address of an ingress connection");
-  cmd->add_option("--resolve", f->resolve, "NAME=IP: the address a name resolves to");
+  // One value per occurrence (repeat the option): otherwise a vector option
+  // takes every word that follows, FILE included.
+  cmd->add_option("--resolve", f->resolve, "NAME=IP: the address a name resolves to (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--unix", f->unix_target, "a unix socket path or @abstract name");
   cmd->add_option("--netlink", f->netlink, "a netlink protocol: route, sock_diag, generic, ...");
   cmd->add_option("--path", f->path, "an absolute path");
@@ -275,7 +342,10 @@ void AddExplainCommand(CLI::App& app, int* exit_code) {
       ->check(CLI::IsMember({"read", "write", "exec"}));
   cmd->add_option("--syscall", f->syscall, "a syscall name");
   cmd->add_option("--arch", f->arch, "the syscall's architecture (default: the policy's first)");
-  cmd->add_option("--arg", f->args, "N=VALUE: argument N (0-5) of the syscall; others are 0");
+  cmd->add_option("--arg", f->args,
+                  "N=VALUE: argument N (0-5) of the syscall, a number or constants or-ed with | "
+                  "(AF_PACKET, CLONE_NEWUSER|CLONE_NEWNS); others are 0 (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--home", f->home, "the home directory that ~ stands for");
   cmd->add_option("--fail-on", f->fail_on, "exit 1 when the decision is not allow")
       ->check(CLI::IsMember({"deny"}));

@@ -182,6 +182,174 @@ std::vector<EnforcerAnswer> PerEnforcer(const NetRules& net, Protocol proto, uin
   return out;
 }
 
+std::string Describe(const NetDecision& d) {
+  std::string out;
+  if (!d.tcp.empty()) out += "tcp " + d.tcp.ToString();
+  if (!d.udp.empty()) out += (out.empty() ? "" : ", ") + ("udp " + d.udp.ToString());
+  if (d.icmp) out += (out.empty() ? "" : ", ") + std::string("icmp");
+  return out;
+}
+
+// A flow no rule allowed: the first allow rule (in source order) that
+// matches the host but not the protocol and port, else the first that
+// matches the protocol and port but not the host.
+std::optional<NearestRule> NearestFlowRule(const NetRules& net, const FlowQuery& q,
+                                           const IpPrefix* addr, const std::string* name) {
+  std::optional<NearestRule> port_only;
+  for (const FlatRule& r : net.rules) {
+    if (!r.allow || r.direction != q.direction || !r.implicit.empty() || !r.span.valid()) continue;
+    // Whether the rule covers the host: ask Matching with a protocol and
+    // port the rule itself allows.
+    Protocol proto = !r.what.tcp.empty()   ? Protocol::kTcp
+                     : !r.what.udp.empty() ? Protocol::kUdp
+                                           : Protocol::kIcmp;
+    const PortSet& ports = proto == Protocol::kTcp ? r.what.tcp : r.what.udp;
+    uint16_t port = proto == Protocol::kIcmp || ports.empty() ? 0 : ports.ranges().front().first;
+    std::vector<const FlatRule*> m = net.Matching(q.direction, proto, addr, name, port);
+    const bool host = std::find(m.begin(), m.end(), &r) != m.end();
+    const bool service = r.what.Allows(q.protocol, q.port);
+    if (host && !service) {
+      return NearestRule{r.span,
+                         "matches the host, not the " +
+                             std::string(q.protocol == Protocol::kIcmp ? "protocol" : "port") +
+                             ": it allows " + Describe(r.what)};
+    }
+    if (service && !host && !port_only) {
+      port_only =
+          NearestRule{r.span, "matches the " +
+                                  std::string(q.protocol == Protocol::kIcmp ? "protocol" : "port") +
+                                  ", not the host"};
+    }
+  }
+  return port_only;
+}
+
+size_t CommonPrefix(const std::string& a, const std::string& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
+std::vector<std::string> Components(const std::string& path) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < path.size();) {
+    size_t j = path.find('/', i + 1);
+    if (j == std::string::npos) j = path.size();
+    if (j > i + 1) out.push_back(path.substr(i + 1, j - i - 1));
+    i = j;
+  }
+  return out;
+}
+
+// A path no rule allowed: a rule that matches the path for another right,
+// else the allow rule for this right whose pattern shares the longest
+// leading text with the path (the first in pattern order on a tie).
+std::optional<NearestRule> NearestPathRule(const FileRules& files, const std::string& path,
+                                           FsRight right, const std::optional<std::string>& home) {
+  for (FsRight other : kFsRights) {
+    if (other == right) continue;
+    FsDecision d = files.Decide(path, other, home);
+    if (d.allow && !d.rules.empty()) {
+      return NearestRule{d.rules.front(), "grants " + std::string(FsRightName(other)) + ", not " +
+                                              std::string(FsRightName(right))};
+    }
+  }
+  const std::map<std::string, FsVerdict>& rules = files.rules[static_cast<size_t>(right)];
+  const std::pair<const std::string, FsVerdict>* best = nullptr;
+  std::string best_expanded;
+  size_t best_length = 0;
+  for (const auto& entry : rules) {
+    if (!entry.second.allow || entry.second.rules.empty()) continue;
+    std::string expanded = entry.first;
+    if (expanded[0] == '~') {
+      if (!home) continue;
+      expanded = *home + expanded.substr(1);
+    }
+    size_t n = CommonPrefix(expanded, path);
+    if (n > best_length) {
+      best = &entry;
+      best_expanded = expanded;
+      best_length = n;
+    }
+  }
+  if (!best || best_length <= 1) return std::nullopt;
+  // The pattern's literal folder: its components before the first glob.
+  std::string folder;
+  size_t depth = 0;
+  for (const std::string& c : Components(best_expanded)) {
+    if (c.find('*') != std::string::npos) break;
+    folder += "/" + c;
+    ++depth;
+  }
+  std::vector<std::string> parts = Components(path);
+  std::string why;
+  if (!folder.empty() &&
+      (parts.size() < depth || CommonPrefix(folder + "/", path + "/") < folder.size() + 1)) {
+    std::string same_depth;
+    for (size_t i = 0; i < std::min(depth, parts.size()); ++i) same_depth += "/" + parts[i];
+    why = same_depth + " is not under " + folder;
+    if (parts.size() < depth) why = path + " is above " + folder;
+  } else {
+    why = "\"" + best->first + "\" does not cover " + path;
+  }
+  return NearestRule{best->second.rules.front(), why};
+}
+
+std::string ArgTestText(const ArgTest& t) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "arg%d & 0x%llx == 0x%llx", t.arg,
+                static_cast<unsigned long long>(t.mask), static_cast<unsigned long long>(t.value));
+  return buf;
+}
+
+// A call that is not let run: the region that lets the syscall run (allow
+// or log) with the fewest argument tests this call fails (the first in
+// canonical order on a tie). `deciding` is the region that decided, when a
+// rule did: an allow region cut from it only by its own test (same
+// argument and mask) is a rule that matched and lost to a stricter one,
+// not one that almost matched, and is passed over.
+std::optional<NearestRule> NearestSyscallRule(const SyscallRules& rules, Arch arch,
+                                              const std::string& name,
+                                              const std::array<uint64_t, 6>& args,
+                                              const Region* deciding) {
+  auto per_arch = rules.syscalls.find(arch);
+  if (per_arch == rules.syscalls.end()) return std::nullopt;
+  auto regions = per_arch->second.find(name);
+  if (regions == per_arch->second.end()) return std::nullopt;
+  const Region* best = nullptr;
+  std::vector<const ArgTest*> best_failed;
+  for (const Region& region : regions->second) {
+    if (region.rules.empty() || (region.action.kind != SysAction::Kind::kAllow &&
+                                 region.action.kind != SysAction::Kind::kLog)) {
+      continue;
+    }
+    std::vector<const ArgTest*> failed;
+    for (const ArgTest& t : region.tests) {
+      if ((args[static_cast<size_t>(t.arg)] & t.mask) != t.value) failed.push_back(&t);
+    }
+    if (failed.empty()) continue;
+    const bool cut = deciding && std::all_of(failed.begin(), failed.end(), [&](const ArgTest* t) {
+                       return std::any_of(
+                           deciding->tests.begin(), deciding->tests.end(),
+                           [&](const ArgTest& d) { return d.arg == t->arg && d.mask == t->mask; });
+                     });
+    if (cut) continue;
+    if (!best || failed.size() < best_failed.size()) {
+      best = &region;
+      best_failed = failed;
+    }
+  }
+  if (!best) return std::nullopt;
+  std::string why;
+  for (const ArgTest* t : best_failed) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "arg%d is 0x%llx", t->arg,
+                  static_cast<unsigned long long>(args[static_cast<size_t>(t->arg)]));
+    why += (why.empty() ? "" : "; ") + std::string(buf) + ", the rule needs " + ArgTestText(*t);
+  }
+  return NearestRule{best->rules.front(), why};
+}
+
 }  // namespace
 
 std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
@@ -252,6 +420,12 @@ std::optional<Explanation> ExplainFlow(const Policy& policy, const FlowQuery& q,
         }
       }
     }
+  }
+  // Per-enforcer answers (a granted name resolves to the address) say more
+  // than a nearest rule would.
+  if (!allowed && e.by_default() && e.enforcers.empty()) {
+    e.nearest =
+        NearestFlowRule(policy.network, q, addr ? &*addr : nullptr, name ? &*name : nullptr);
   }
   return e;
 }
@@ -350,6 +524,8 @@ std::optional<Explanation> ExplainPath(const Policy& policy, const std::string& 
   e.path = *decided;
   e.decision = d.allow ? "allow" : "deny";
   e.rules = d.rules;
+  if (!d.allow && d.rules.empty())
+    e.nearest = NearestPathRule(policy.filesystem, *decided, right, home);
   if (*decided != path) e.notes.push_back("decided for " + *decided + " (given as " + path + ")");
   if (!d.pattern.empty()) e.notes.push_back("most specific pattern: " + d.pattern);
   return e;
@@ -396,6 +572,10 @@ std::optional<Explanation> ExplainSyscall(const Policy& policy, const SyscallQue
   }
   const Region* region = rules.Find(arch, q.name, args);
   if (region) e.rules = region->RulesFor(args);
+  if (action.kind != SysAction::Kind::kAllow && action.kind != SysAction::Kind::kLog) {
+    e.nearest = NearestSyscallRule(rules, arch, q.name, args,
+                                   region && !e.rules.empty() ? region : nullptr);
+  }
   if (region && region->cited_capped) {
     e.notes.push_back(
         "the rules listed give this action somewhere in the call's argument region; not each "

@@ -20,6 +20,13 @@ struct EnforcerAnswer {
   std::string why;
 };
 
+// For a denied question, the allow rule that came closest (explain.cc says
+// what "closest" is for paths, flows and syscalls) and why it did not apply.
+struct NearestRule {
+  Span span;
+  std::string why;  // "/workspace2 is not under /workspace"
+};
+
 struct Explanation {
   std::string decision;     // "allow", "deny", or a syscall action
   std::string query;        // the question, restated: "egress tcp 10.0.0.1 port 443"
@@ -32,6 +39,7 @@ struct Explanation {
   std::string path;                       // --path: the normalised path that was decided
   int errno_value = 0;                    // the errno a syscall `errno` decision returns
   Span default_rule;                      // syscalls: the `default` that decided (when by default)
+  std::optional<NearestRule> nearest;     // denied: the allow rule that almost matched
   bool by_default() const { return rules.empty() && implicit.empty(); }
 };
 

@@ -8,9 +8,18 @@ namespace {
 
 using nlohmann::ordered_json;
 
+// The IR names files by their ir_path (source.h), never as the user typed
+// them: ir_sha256 must not depend on that.
+std::string IrWhere(const SourceManager& sources, Span span) {
+  if (!span.valid()) return "";
+  Location loc = sources.LocationOf(span.file, span.begin);
+  return sources.IrPath(span.file) + ":" + std::to_string(loc.line) + ":" +
+         std::to_string(loc.column);
+}
+
 ordered_json Spans(const SourceManager& sources, const std::vector<Span>& spans) {
   ordered_json out = ordered_json::array();
-  for (Span s : spans) out.push_back(Where(sources, s));
+  for (Span s : spans) out.push_back(IrWhere(sources, s));
   return out;
 }
 

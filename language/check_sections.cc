@@ -357,10 +357,10 @@ void Checker::CheckProcess(ast::ProcessSection& section) {
     std::set<std::string> seen;
     for (const ast::Atom& a : atoms) {
       if (a.kind != ast::ValueKind::kWord || !LookupCapability(a.text)) {
-        std::string close = sink_.full() ? "" : ClosestMatch(a.text, CapabilityNames());
-        sink_.Error(
-            Code::kUnknownCapability, a.span, "unknown capability '" + a.text + "'",
-            close.empty() ? "capabilities are written CAP_NAME" : "did you mean '" + close + "'?");
+        std::string close =
+            sink_.full() ? "" : DidYouMean(ClosestMatches(a.text, CapabilityNames()));
+        sink_.Error(Code::kUnknownCapability, a.span, "unknown capability '" + a.text + "'",
+                    close.empty() ? "capabilities are written CAP_NAME" : close);
         continue;
       }
       if (seen.insert(a.text).second) caps.names.push_back({a.text, a.span});
@@ -436,11 +436,11 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
       if (limit.key.text == l.key) info = &l;
     }
     if (!info) {
-      std::string close = ClosestMatch(limit.key.text, keys);
+      std::string close = DidYouMean(ClosestMatches(limit.key.text, keys));
       sink_.Error(Code::kUnknownLimit, limit.key.span, "unknown limit '" + limit.key.text + "'",
                   close.empty() ? "the limits are cpus, memory, pids, open_files, disk, "
                                   "cpu_time and timeout"
-                                : "did you mean '" + close + "'?");
+                                : close);
       continue;
     }
     auto [it, inserted] = seen.emplace(limit.key.text, limit.key.span);
@@ -481,9 +481,13 @@ void Checker::CheckLimits(ast::LimitsSection& section) {
           {LiteralKind::kDuration, "a duration such as 30s, 5m or 2h"},
           {LiteralKind::kInteger, "a whole number"},
       };
+      std::string hint = atoms.size() == 1 && atoms[0].kind == ast::ValueKind::kWord
+                             ? UnitHint(atoms[0].text, info->type)
+                             : "";
       sink_.Error(
           Code::kTypeMismatch, limit.raw.span,
-          "'" + limit.key.text + "' expects " + kExamples.at(info->type) + ", found " + found);
+          "'" + limit.key.text + "' expects " + kExamples.at(info->type) + ", found " + found,
+          hint);
       continue;
     }
     if (*value == 0) {

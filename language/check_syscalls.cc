@@ -1,6 +1,7 @@
 // Checks of the syscalls section: architectures, actions and errno values,
 // syscall names per architecture, and conditions against the kernel's
 // declared parameter types.
+#include <algorithm>
 #include <set>
 
 #include "language/checker.h"
@@ -65,17 +66,27 @@ void Checker::CheckTarget(const ast::SysTarget& t, const std::vector<Arch>& arch
       if (!sink_.full()) {
         for (const auto& [n, where] : groups_) names.push_back(n);
       }
-      std::string close = ClosestMatch(t.name, names);
       sink_.Error(Code::kUnknownGroup, t.span, "unknown group '" + t.name + "'",
-                  close.empty() ? "" : "did you mean '" + close + "'?");
+                  DidYouMean(ClosestMatches(t.name, names)));
     }
     return;
   }
   if (!SyscallExistsAnywhere(t.name)) {
-    std::string close = sink_.full() ? "" : ClosestMatch(t.name, AllSyscallNames());
-    sink_.Error(Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
-                close.empty() ? "no architecture's kernel syscall table lists it"
-                              : "did you mean '" + close + "'?");
+    std::vector<std::string> close;
+    if (!sink_.full()) {
+      close = ClosestMatches(t.name, AllSyscallNames());
+      // The *at form is the one every architecture has (aarch64 has no
+      // open, stat or mkdir): name it beside its older sibling.
+      for (size_t i = 0, n = close.size(); i < n; ++i) {
+        std::string at = close[i] + "at";
+        if (SyscallExistsAnywhere(at) && std::find(close.begin(), close.end(), at) == close.end()) {
+          close.push_back(at);
+        }
+      }
+    }
+    sink_.Error(
+        Code::kUnknownSyscall, t.span, "unknown syscall '" + t.name + "'",
+        close.empty() ? "no architecture's kernel syscall table lists it" : DidYouMean(close));
     return;
   }
   std::string missing;
@@ -256,10 +267,11 @@ bool Checker::EvaluateExpr(ast::Expr& expr, Arch arch) {
       continue;
     }
     if (IsIdentifier(term.text)) {
-      std::string close = sink_.full() ? "" : ClosestMatch(term.text, ConstantNames());
+      std::string close =
+          sink_.full() ? "" : DidYouMean(ClosestMatches(term.text, ConstantNames()));
       sink_.Error(Code::kUnknownConstant, term.span,
                   "unknown constant '" + term.text + "' on " + std::string(ArchName(arch)),
-                  close.empty() ? "write the value as a number" : "did you mean '" + close + "'?");
+                  close.empty() ? "write the value as a number" : close);
     } else {
       sink_.Error(Code::kTypeMismatch, term.span,
                   "expected an integer or a constant, found " +

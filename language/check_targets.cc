@@ -80,11 +80,11 @@ void Checker::CheckTargets(ast::Policy& policy) {
       if (t.name.text == i.name) info = &i;
     }
     if (!info) {
-      std::string close = ClosestMatch(t.name.text, names);
+      std::string close = DidYouMean(ClosestMatches(t.name.text, names));
       std::string known;
       for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
       sink_.Error(Code::kUnknownTarget, t.name.span, "unknown target '" + t.name.text + "'",
-                  close.empty() ? "the targets are " + known : "did you mean '" + close + "'?");
+                  close.empty() ? "the targets are " + known : close);
       continue;
     }
     auto [it, inserted] = seen.emplace(t.name.text, t.span);

@@ -310,18 +310,45 @@ std::vector<std::string> ErrnoNames() {
   return out;
 }
 
-std::string ClosestMatch(std::string_view name, const std::vector<std::string>& candidates) {
-  std::string best;
+std::vector<std::string> ClosestMatches(std::string_view name,
+                                        const std::vector<std::string>& candidates) {
+  constexpr size_t kMaxShown = 4;
+  std::vector<std::string> best;
   size_t best_distance = std::max<size_t>(1, name.size() / 3) + 1;
   for (const std::string& c : candidates) {
     if (c.size() > name.size() + best_distance || name.size() > c.size() + best_distance) continue;
     size_t d = EditDistance(name, c);
     if (d < best_distance) {
-      best = c;
+      best = {c};
       best_distance = d;
+    } else if (d == best_distance && std::find(best.begin(), best.end(), c) == best.end()) {
+      best.push_back(c);
     }
   }
+  if (best.empty() && name.size() >= 3) {
+    for (const std::string& c : candidates) {
+      if (c.size() > name.size() && c.compare(0, name.size(), name) == 0 &&
+          std::find(best.begin(), best.end(), c) == best.end()) {
+        best.push_back(c);
+      }
+    }
+  }
+  if (best.size() > kMaxShown) best.resize(kMaxShown);
   return best;
+}
+
+std::string ClosestMatch(std::string_view name, const std::vector<std::string>& candidates) {
+  std::vector<std::string> all = ClosestMatches(name, candidates);
+  return all.empty() ? "" : all.front();
+}
+
+std::string DidYouMean(const std::vector<std::string>& matches) {
+  if (matches.empty()) return "";
+  std::string out = "did you mean ";
+  for (size_t i = 0; i < matches.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == matches.size() ? " or " : ", ") + ("'" + matches[i] + "'");
+  }
+  return out + "?";
 }
 
 const std::vector<std::string>& NetlinkProtocolNames() {

@@ -32,7 +32,19 @@ std::vector<std::string> ErrnoNames();
 std::vector<std::string> CapabilityNames();
 
 // The candidate closest to `name` by edit distance, when close enough to be a
-// plausible typo; empty otherwise.
+// plausible typo; empty otherwise. The first of ClosestMatches.
 std::string ClosestMatch(std::string_view name, const std::vector<std::string>& candidates);
+
+// Every candidate at the smallest edit distance from `name` (insertions,
+// deletions, substitutions and adjacent transpositions cost one), when that
+// distance is at most max(1, size / 3); when none is that close, the
+// candidates that start with `name` (at least 3 characters: `@network` for
+// `@network-io`). Ties are all kept, in candidate order, at most 4.
+std::vector<std::string> ClosestMatches(std::string_view name,
+                                        const std::vector<std::string>& candidates);
+
+// "did you mean 'a'?", "did you mean 'a' or 'b'?", "did you mean 'a', 'b' or
+// 'c'?"; empty for no match.
+std::string DidYouMean(const std::vector<std::string>& matches);
 
 }  // namespace ward

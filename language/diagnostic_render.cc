@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "language/diagnostics.h"
 
@@ -39,6 +41,51 @@ const char* SeverityColor(Severity s) {
   return kRed;
 }
 
+// The length of the valid UTF-8 sequence at s[i] (1 to 4), or 0 when the
+// bytes there are not one.
+size_t Utf8Length(std::string_view s, size_t i) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t len = c < 0x80             ? 1
+               : (c & 0xE0) == 0xC0 ? 2
+               : (c & 0xF0) == 0xE0 ? 3
+               : (c & 0xF8) == 0xF0 ? 4
+                                    : 0;
+  if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2)) return 0;
+  for (size_t k = 1; k < len; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return len;
+}
+
+}  // namespace
+
+// A binary file or an escape sequence in a string is never echoed raw.
+std::string Printable(std::string_view s, bool keep_newlines, std::vector<size_t>* widths) {
+  static const char* kDigits = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t len = Utf8Length(s, i);
+    bool plain = len > 1 || (len == 1 && (c >= 0x20 || c == '\t' || (keep_newlines && c == '\n')) &&
+                             c != 0x7F);
+    if (plain) {
+      out.append(s.substr(i, len));
+      if (widths) {
+        widths->push_back(1);
+        widths->insert(widths->end(), len - 1, 0);
+      }
+      i += len;
+    } else {
+      out += {'\\', 'x', kDigits[c >> 4], kDigits[c & 15]};
+      if (widths) widths->push_back(4);
+      ++i;
+    }
+  }
+  return out;
+}
+
+namespace {
+
 class TextRenderer {
  public:
   TextRenderer(const SourceManager& sources, const RenderOptions& options)
@@ -48,14 +95,15 @@ class TextRenderer {
     size_t width = GutterWidth(d);
     Header(d.span, d.severity,
            std::string(SeverityName(d.severity)) + "[" + std::string(CodeString(d.code)) + "]",
-           d.message);
+           Printable(d.message, true));
     Excerpt(d.span, width);
     for (const Related& r : d.related) {
-      Header(r.span, Severity::kNote, "note", r.message);
+      Header(r.span, Severity::kNote, "note", Printable(r.message, true));
       Excerpt(r.span, width);
     }
     if (!d.hint.empty()) {
-      out_ += std::string(width + 1, ' ') + "= " + Paint(kBold, "hint") + ": " + d.hint + "\n";
+      out_ += std::string(width + 1, ' ') + "= " + Paint(kBold, "hint") + ": " +
+              Printable(d.hint, true) + "\n";
     }
   }
 
@@ -80,8 +128,8 @@ class TextRenderer {
     std::string where;
     if (span.valid()) {
       Location loc = sources_.LocationOf(span.file, span.begin);
-      where = sources_.file(span.file).display_path + ":" + std::to_string(loc.line) + ":" +
-              std::to_string(loc.column) + ": ";
+      where = Printable(sources_.file(span.file).display_path, false) + ":" +
+              std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": ";
     }
     out_ += Paint(kBold, where) + Paint(SeverityColor(severity), label) + ": " +
             Paint(kBold, message) + "\n";
@@ -92,25 +140,19 @@ class TextRenderer {
     Location loc = sources_.LocationOf(span.file, span.begin);
     std::string_view line = sources_.LineText(span.file, loc.line);
     std::string number = std::to_string(loc.line);
+    std::vector<size_t> widths;
     out_ += std::string(width - number.size() + 1, ' ') + number + " | ";
-    out_ += std::string(line) + "\n";
+    out_ += Printable(line, false, &widths) + "\n";
     // Pad under the characters before the span, keeping tabs so the caret
-    // lines up whatever the tab width.
+    // lines up whatever the tab width; an escaped byte is 4 wide.
+    size_t line_begin = static_cast<size_t>(line.data() - sources_.file(span.file).text.data());
+    size_t begin = std::min<size_t>(span.begin - line_begin, line.size());
     std::string pad;
-    uint32_t col = 1;
-    for (size_t i = 0; i < line.size() && col < loc.column; ++i) {
-      unsigned char c = static_cast<unsigned char>(line[i]);
-      if ((c & 0xC0) == 0x80) continue;
-      pad += c == '\t' ? '\t' : ' ';
-      ++col;
-    }
+    for (size_t i = 0; i < begin; ++i) pad += line[i] == '\t' ? "\t" : std::string(widths[i], ' ');
     // Underline up to the end of the span or of the line.
+    size_t end = std::min<size_t>(std::max(span.end, span.begin) - line_begin, line.size());
     size_t chars = 0;
-    std::string_view text = sources_.Text(span);
-    for (unsigned char c : text) {
-      if (c == '\n' || c == '\r') break;
-      if ((c & 0xC0) != 0x80) ++chars;
-    }
+    for (size_t i = begin; i < end; ++i) chars += widths[i];
     std::string marks = "^" + std::string(chars > 1 ? chars - 1 : 0, '~');
     out_ += std::string(width + 1, ' ') + " | " + pad + Paint(kGreen, marks) + "\n";
   }

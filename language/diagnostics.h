@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "language/codes.h"
@@ -77,6 +78,13 @@ struct RenderOptions {
 // Text rendering of sink.Shown(), as `file:line:col: error[W1003]: message`,
 // the source line, a `^~~~` under the span, the secondary spans the same
 // way, then the hint.
+// Text as it may reach a terminal: control characters (but tab, and line
+// breaks where `keep_newlines`) and bytes that are not UTF-8 become `\xNN`.
+// `widths`, when given, gets each byte's width in the result (0 for a
+// character's continuation bytes), for lining carets up.
+std::string Printable(std::string_view s, bool keep_newlines,
+                      std::vector<size_t>* widths = nullptr);
+
 std::string RenderText(const SourceManager& sources, const DiagnosticSink& sink,
                        const RenderOptions& options);
 std::string RenderTextOne(const SourceManager& sources, const Diagnostic& d,

@@ -591,7 +591,10 @@ std::vector<std::string> Essence(const std::string& text) {
 
 std::optional<std::string> FormatFile(const SourceManager& sources, FileId id,
                                       DiagnosticSink& sink) {
-  if (!ParseFile(sources, id, sink)) return std::nullopt;
+  // A misspelt keyword is reported and parsed on from: still not a file to
+  // format.
+  size_t errors = sink.error_count();
+  if (!ParseFile(sources, id, sink) || sink.error_count() > errors) return std::nullopt;
   const std::string& text = sources.file(id).text;
   std::string formatted;
   try {

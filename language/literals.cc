@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 
 namespace ward {
@@ -294,6 +295,55 @@ std::optional<uint64_t> ParseMilliUnits(std::string_view text, std::string* erro
     scale /= 10;
   }
   return v;
+}
+
+std::string UnitHint(std::string_view text, LiteralKind kind) {
+  std::string_view number, unit;
+  if (!SplitNumber(text, &number, &unit) || !AllDigits(number) || unit.empty()) return "";
+  std::string lower;
+  for (char c : unit) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string n(number);
+  if (kind == LiteralKind::kSize) {
+    struct Prefix {
+      char letter;
+      const char* decimal;
+      const char* binary;
+    };
+    static constexpr Prefix kPrefixes[] = {{'k', "10^3", "2^10"},
+                                           {'m', "10^6", "2^20"},
+                                           {'g', "10^9", "2^30"},
+                                           {'t', "10^12", "2^40"}};
+    if (lower == "b" || lower == "byte" || lower == "bytes") return "did you mean " + n + "B?";
+    for (const Prefix& p : kPrefixes) {
+      if (lower[0] != p.letter) continue;
+      std::string upper(1, static_cast<char>(std::toupper(p.letter)));
+      std::string binary = n + upper + "iB (" + n + " x " + p.binary + " bytes)";
+      std::string decimal = n + upper + "B (" + n + " x " + p.decimal + " bytes)";
+      if (lower.size() == 1 || lower.substr(1) == "b") {
+        return "did you mean " + binary + " or " + decimal + "?";
+      }
+      if (lower.substr(1) == "ib") return "did you mean " + binary + "?";
+    }
+    return "";
+  }
+  if (kind != LiteralKind::kDuration) return "";
+  struct Alias {
+    const char* unit;
+    std::initializer_list<const char*> spellings;
+  };
+  static const Alias kAliases[] = {
+      {"ms", {"ms", "msec", "msecs", "millis", "millisecond", "milliseconds"}},
+      {"s", {"s", "sec", "secs", "second", "seconds"}},
+      {"m", {"m", "min", "mins", "minute", "minutes"}},
+      {"h", {"h", "hr", "hrs", "hour", "hours"}},
+      {"d", {"d", "day", "days"}},
+  };
+  for (const Alias& a : kAliases) {
+    for (const char* spelling : a.spellings) {
+      if (lower == spelling) return "did you mean " + n + a.unit + "? (units: ms, s, m, h, d)";
+    }
+  }
+  return "";
 }
 
 }  // namespace ward

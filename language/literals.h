@@ -60,4 +60,10 @@ std::optional<uint64_t> ParseDuration(std::string_view text, std::string* error)
 std::optional<uint64_t> ParseRate(std::string_view text, std::string* error);        // bit/s
 std::optional<uint64_t> ParseMilliUnits(std::string_view text, std::string* error);  // 1.5 -> 1500
 
+// For a size (kSize) or a duration (kDuration) whose unit is not one the
+// language spells that way (`4gb`, `10sec`): the spellings it may have
+// meant, as a hint ("did you mean 4GiB (4 x 2^30 bytes) or 4GB (4 x 10^9
+// bytes)?"). Never a silent correction: empty when nothing fits.
+std::string UnitHint(std::string_view text, LiteralKind kind);
+
 }  // namespace ward

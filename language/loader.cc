@@ -60,6 +60,12 @@ class Loader {
       return existing;
     }
     FileId id = sources_.Add(display, real, std::move(text));
+    if (is_std) {
+      sources_.SetIrPath(id, display);
+    } else {
+      if (!root_dir_) root_dir_ = fs::path(real).parent_path();
+      sources_.SetIrPath(id, fs::path(real).lexically_relative(*root_dir_).string());
+    }
     program_.files.resize(sources_.size());
     std::optional<ast::File> file = ParseFile(sources_, id, sink_);
     if (!file) return id;
@@ -79,6 +85,10 @@ class Loader {
     program_.files[id] = std::move(file);
     return id;
   }
+
+  // The folder of the first file named on the command line (its real path):
+  // the IR names files relative to it.
+  std::optional<fs::path> root_dir_;
 
   bool Read(const std::string& path, Span from, std::string* text, std::string* real) {
     auto fail = [&](const std::string& why) {

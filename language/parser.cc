@@ -1,12 +1,18 @@
 #include "language/parser.h"
 
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "WardLexer.h"
 #include "WardParser.h"
 #include "antlr4-runtime.h"
 #include "language/ast_builder.h"
+#include "language/constants.h"
 #include "language/utf8.h"
 
 namespace ward {
@@ -18,6 +24,18 @@ using grammar::WardParser;
 // Thrown by the listener after it recorded the first error, to stop ANTLR
 // from recovering into a cascade. Never leaves this file.
 struct StopParsing {};
+
+// A misspelt keyword the parse can go on from: the token at `index` is
+// re-typed as the one keyword it is closest to and the file parsed again, so
+// every misspelt keyword is reported (in source order), not only the first.
+struct Repair {
+  size_t index = 0;
+  size_t type = 0;
+};
+
+// At most this many misspelt keywords are repaired per file; each costs a
+// parse.
+constexpr int kMaxRepairs = 20;
 
 // A readable name for a token type in "expected ..." hints.
 std::string TokenName(const antlr4::dfa::Vocabulary& vocab, size_t type) {
@@ -35,9 +53,41 @@ std::string TokenName(const antlr4::dfa::Vocabulary& vocab, size_t type) {
   }
 }
 
+std::string Hex(unsigned char c) {
+  static const char* kDigits = "0123456789abcdef";
+  return {kDigits[c >> 4], kDigits[c & 15]};
+}
+
 std::string Quote(std::string s) {
   if (s.size() > 40) s = s.substr(0, 37) + "...";
   return "'" + s + "'";
+}
+
+// The keyword a token type stands for ("filesystem"), or empty for tokens
+// that are not keywords.
+std::string KeywordText(const antlr4::dfa::Vocabulary& vocab, size_t type) {
+  if (type == antlr4::Token::EOF || type >= WardParser::EQ) return "";
+  std::string literal = vocab.getLiteralName(type);
+  if (literal.size() < 3 || literal.front() != '\'') return "";
+  return literal.substr(1, literal.size() - 2);
+}
+
+// How the user would write the block a '{' or '[' opens: the tokens before
+// it on its line (`policy p {`, `filesystem {`).
+std::string BlockText(antlr4::TokenStream* tokens, size_t index) {
+  antlr4::Token* open = tokens->get(index);
+  std::string text = open->getText();
+  size_t line = open->getLine();
+  for (size_t i = index; i-- > 0;) {
+    antlr4::Token* t = tokens->get(i);
+    if (t->getChannel() != antlr4::Token::DEFAULT_CHANNEL) continue;
+    if (t->getLine() != line || t->getType() == WardParser::LBRACE ||
+        t->getType() == WardParser::RBRACE || text.size() > 60) {
+      break;
+    }
+    text = t->getText() + " " + text;
+  }
+  return text;
 }
 
 class FirstErrorListener : public antlr4::BaseErrorListener {
@@ -45,6 +95,12 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   FirstErrorListener(const SourceManager& sources, FileId file, const OffsetMap& offsets,
                      DiagnosticSink& sink)
       : sources_(sources), file_(file), offsets_(offsets), sink_(sink) {}
+
+  // The repair the last syntax error allows, if any; cleared by the call.
+  std::optional<Repair> TakeRepair() { return std::exchange(repair_, std::nullopt); }
+  // A repaired token that is still wrong where it stands was reported
+  // already: the parse stops there without a second diagnostic.
+  void SetRepaired(size_t index) { repaired_ = index; }
 
   void syntaxError(antlr4::Recognizer* recognizer, antlr4::Token* token, size_t, size_t,
                    const std::string&, std::exception_ptr) override {
@@ -77,17 +133,14 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
     }
   }
 
-  static std::string Hex(unsigned char c) {
-    static const char* kDigits = "0123456789abcdef";
-    return {kDigits[c >> 4], kDigits[c & 15]};
-  }
-
   void ParserError(WardParser* parser, antlr4::Token* token) {
+    if (token->getTokenIndex() == repaired_) return;
     Span span{file_, offsets_.ByteOffset(token->getStartIndex()), 0};
     std::string message;
     if (token->getType() == antlr4::Token::EOF) {
       span.end = span.begin;
       message = "unexpected end of file";
+      if (parser && UnclosedAtEof(parser, span)) return;
     } else {
       span.end = offsets_.ByteOffset(token->getStopIndex() + 1);
       message = "unexpected " + Quote(token->getText());
@@ -112,7 +165,86 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
       }
     }
     if (parser && MissingComma(parser, token)) hint = "put a ',' between the values of a list";
+    if (parser && Misspelt(parser, token, &message, &hint)) {
+      sink_.Error(Code::kSyntaxError, span, message, hint);
+      return;
+    }
     sink_.Error(Code::kSyntaxError, span, message, hint);
+  }
+
+  // A word where only keywords (or `}`) may stand, close to one of them
+  // (`filesytem {`, `alow read`): says which, and offers the repair when
+  // exactly one is closest.
+  bool Misspelt(WardParser* parser, antlr4::Token* token, std::string* message, std::string* hint) {
+    if (token->getType() != WardParser::WORD) return false;
+    antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
+    if (expected.contains(static_cast<size_t>(WardParser::WORD))) return false;
+    std::vector<std::string> keywords;
+    std::map<std::string, size_t> types;
+    for (size_t type : expected.toList()) {
+      std::string k = KeywordText(parser->getVocabulary(), type);
+      if (k.empty()) continue;
+      keywords.push_back(k);
+      types.emplace(k, type);
+    }
+    std::vector<std::string> close = ClosestMatches(token->getText(), keywords);
+    if (close.empty()) {
+      // Where a rule's optional words end (`allow tpc to ...`), ANTLR
+      // expects only what starts the next rule: offer every keyword.
+      keywords.clear();
+      for (size_t type = 1; type < WardParser::EQ; ++type) {
+        std::string k = KeywordText(parser->getVocabulary(), type);
+        if (k.empty()) continue;
+        keywords.push_back(k);
+        types.emplace(k, type);
+      }
+      close = ClosestMatches(token->getText(), keywords);
+    }
+    if (close.empty()) return false;
+    bool in_policy =
+        parser->getContext() && parser->getContext()->getRuleIndex() == WardParser::RulePolicyDecl;
+    *message =
+        std::string(in_policy ? "unknown section " : "unknown keyword ") + Quote(token->getText());
+    *hint = DidYouMean(close);
+    if (close.size() == 1) repair_ = Repair{token->getTokenIndex(), types.at(close[0])};
+    return true;
+  }
+
+  // `unexpected end of file` with a '{' or '[' still open: names the
+  // innermost one (and up to two around it, as notes) where it was opened.
+  bool UnclosedAtEof(WardParser* parser, Span at) {
+    antlr4::TokenStream* tokens = parser->getTokenStream();
+    std::vector<size_t> open;
+    for (size_t i = 0; i < tokens->size(); ++i) {
+      size_t type = tokens->get(i)->getType();
+      if (type == WardParser::LBRACE || type == WardParser::LBRACKET) {
+        open.push_back(i);
+      } else if ((type == WardParser::RBRACE || type == WardParser::RBRACKET) && !open.empty()) {
+        open.pop_back();
+      }
+    }
+    if (open.empty()) return false;
+    auto span_of = [&](size_t index) {
+      uint32_t b = offsets_.ByteOffset(tokens->get(index)->getStartIndex());
+      return Span{file_, b, b + 1};
+    };
+    auto where = [&](size_t index) {
+      Location loc = sources_.LocationOf(file_, span_of(index).begin);
+      return std::to_string(loc.line) + ":" + std::to_string(loc.column);
+    };
+    size_t inner = open.back();
+    bool brace = tokens->get(inner)->getType() == WardParser::LBRACE;
+    sink_.Error(
+        Code::kSyntaxError, at,
+        "unexpected end of file: '" + BlockText(tokens, inner) + "' opened at " + where(inner) +
+            " is not closed",
+        std::string("add the missing '") + (brace ? "}" : "]") + "'" +
+            (open.size() > 1 ? " (" + std::to_string(open.size()) + " blocks are open)" : ""));
+    for (size_t k = open.size(); k-- > 0 && open.size() - k <= 3;) {
+      sink_.AddRelated(span_of(open[k]),
+                       "'" + BlockText(tokens, open[k]) + "' opened here is not closed");
+    }
+    return true;
   }
 
   // Two values in a row (`"/usr" "/lib"`): the list ended where the user
@@ -135,6 +267,8 @@ class FirstErrorListener : public antlr4::BaseErrorListener {
   FileId file_;
   const OffsetMap& offsets_;
   DiagnosticSink& sink_;
+  std::optional<Repair> repair_;
+  size_t repaired_ = SIZE_MAX;
 };
 
 // The runtime's own UTF-8 decoding (std::wstring_convert) costs as much as a
@@ -189,8 +323,18 @@ std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id, Diag
   size_t bad = FindInvalidUtf8(text);
   if (bad != std::string::npos) {
     uint32_t at = static_cast<uint32_t>(bad);
-    sink.Error(Code::kInvalidUtf8, {id, at, at + 1}, "invalid UTF-8 byte in source",
-               "policies must be UTF-8 text");
+    sink.Error(
+        Code::kInvalidUtf8, {id, at, at + 1},
+        "invalid UTF-8 byte '\\x" + Hex(static_cast<unsigned char>(text[bad])) + "' in source",
+        "policies must be UTF-8 text");
+    return std::nullopt;
+  }
+  size_t nul = text.find('\0');
+  if (nul != std::string::npos) {
+    uint32_t at = static_cast<uint32_t>(nul);
+    sink.Error(Code::kUnexpectedCharacter, {id, at, at + 1},
+               "NUL byte in source: this looks like a binary file, not a policy",
+               "policies are UTF-8 text without NUL bytes");
     return std::nullopt;
   }
   OffsetMap offsets(text);
@@ -215,13 +359,24 @@ std::optional<ast::File> ParseFile(const SourceManager& sources, FileId id, Diag
     try {
       tree = parser.file_();
     } catch (const antlr4::ParseCancellationException&) {
-      tokens.seek(0);
-      parser.reset();
       parser.addErrorListener(&listener);
       parser.setErrorHandler(std::make_shared<antlr4::DefaultErrorStrategy>());
       parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(
           antlr4::atn::PredictionMode::LL);
-      tree = parser.file_();
+      for (int repairs = 0;; ++repairs) {
+        tokens.seek(0);
+        parser.reset();
+        try {
+          tree = parser.file_();
+          break;
+        } catch (const StopParsing&) {
+          std::optional<Repair> repair = listener.TakeRepair();
+          if (!repair || repairs == kMaxRepairs) return std::nullopt;
+          // Reported already; read on as if the keyword were spelt right.
+          dynamic_cast<antlr4::WritableToken&>(*tokens.get(repair->index)).setType(repair->type);
+          listener.SetRepaired(repair->index);
+        }
+      }
     }
     return BuildAst(tree, id, text, offsets, sink);
   } catch (const StopParsing&) {

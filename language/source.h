@@ -29,6 +29,11 @@ struct Location {
 struct SourceFile {
   std::string display_path;  // as given by the user or the import
   std::string real_path;     // canonical, for de-duplicating imports
+  // How the IR names the file (its provenance, hashed as ir_sha256): relative
+  // to the folder of the first file named on the command line, `std/...` for
+  // the standard library, so the hash does not depend on how the user named
+  // the file (`p.ward`, `./p.ward`, `/abs/p.ward`). Empty: display_path.
+  std::string ir_path;
   std::string text;
   std::vector<uint32_t> line_starts;  // byte offset of every line
   // The column at byte offset k * kColumnStride, for every k: LocationOf
@@ -44,6 +49,11 @@ class SourceManager {
   // Adds a file whose text is already in memory; returns its id.
   FileId Add(std::string display_path, std::string real_path, std::string text);
   const SourceFile& file(FileId id) const { return files_[id]; }
+  void SetIrPath(FileId id, std::string path) { files_[id].ir_path = std::move(path); }
+  // ir_path, or display_path when the file has none.
+  const std::string& IrPath(FileId id) const {
+    return files_[id].ir_path.empty() ? files_[id].display_path : files_[id].ir_path;
+  }
   size_t size() const { return files_.size(); }
   // The file with this real path, or kNoFile.
   FileId Find(std::string_view real_path) const;

@@ -25,12 +25,6 @@ const char* LevelColor(Level l) {
   return "";
 }
 
-size_t Utf8Chars(std::string_view s) {
-  size_t n = 0;
-  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-  return n;
-}
-
 class TextWriter {
  public:
   TextWriter(const SourceManager& sources, bool color) : sources_(sources), color_(color) {}
@@ -72,7 +66,7 @@ class TextWriter {
       where = sources_.file(span.file).display_path + ":" + std::to_string(loc.line) + ":" +
               std::to_string(loc.column) + ": ";
     }
-    out_ += Paint(kBold, where) + label + ": " + message + "\n";
+    out_ += Paint(kBold, Printable(where, false)) + label + ": " + Printable(message, true) + "\n";
   }
 
   void Excerpt(Span span) {
@@ -80,13 +74,16 @@ class TextWriter {
     Location loc = sources_.LocationOf(span.file, span.begin);
     std::string_view line = sources_.LineText(span.file, loc.line);
     std::string number = std::to_string(loc.line);
-    out_ += " " + number + " | " + std::string(line) + "\n";
+    std::vector<size_t> widths;
+    out_ += " " + number + " | " + Printable(line, false, &widths) + "\n";
+    // Control bytes are shown escaped (4 columns): pad and underline by
+    // the widths they are shown with.
     std::string pad;
     size_t col = 0;
-    for (char c : line) {
+    for (size_t i = 0; i < line.size(); ++i) {
       if (col + 1 >= loc.column) break;
-      if ((static_cast<unsigned char>(c) & 0xC0) == 0x80) continue;
-      pad += c == '\t' ? '\t' : ' ';
+      if ((static_cast<unsigned char>(line[i]) & 0xC0) == 0x80) continue;
+      pad += line[i] == '\t' ? "\t" : std::string(widths[i], ' ');
       ++col;
     }
     // The span's characters on this line.
@@ -96,7 +93,9 @@ class TextWriter {
     }
     while (start < line.size() && (static_cast<unsigned char>(line[start]) & 0xC0) == 0x80) ++start;
     size_t length = std::min<size_t>(span.end - span.begin, line.size() - start);
-    size_t width = std::max<size_t>(1, Utf8Chars(line.substr(start, length)));
+    size_t shown = 0;
+    for (size_t i = start; i < start + length; ++i) shown += widths[i];
+    size_t width = std::max<size_t>(1, shown);
     out_ += std::string(number.size() + 2, ' ') + "| " + pad +
             Paint(kBold, "^" + std::string(width - 1, '~')) + "\n";
   }

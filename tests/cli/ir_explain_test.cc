@@ -49,9 +49,16 @@ TEST_CASE("explain --connect: a deny carved out of the allow names the deny") {
 }
 
 TEST_CASE("explain --connect: nothing matched is a deny by default") {
-  Run r = Ward("explain " + PolicyFile() + " --connect [2001:db8::1]:443", kStdEnv);
+  std::string p = PolicyFile();
+  Run r = Ward("explain " + p + " --connect [2001:db8::1]:443", kStdEnv);
   CHECK(r.status == 0);
-  CHECK(r.out == "deny egress tcp to 2001:db8::1 port 443\n  no rule matched: denied by default\n");
+  // The nearest rule (issue 22): an allow for the port, to other hosts.
+  CHECK(r.out ==
+        "deny egress tcp to 2001:db8::1 port 443\n  no rule matched: denied by default\n"
+        "  nearest rule: " +
+            p +
+            ":10:5: allow tcp to \"registry.npmjs.org\", \"*.github.com\" port 443 "
+            "(does not match: matches the port, not the host)\n");
 }
 
 TEST_CASE("explain --connect: names, --resolve, and the metadata address") {
@@ -85,8 +92,11 @@ TEST_CASE("explain --listen --from, --unix, --connect/icmp") {
             .out.rfind("deny ingress udp", 0) == 0);
   CHECK(Ward("explain " + p + " --unix /run/app.sock", kStdEnv).out ==
         "allow connect unix /run/app.sock\n  " + p + ":16:5: allow unix \"/run/app.sock\"\n");
-  CHECK(Ward("explain " + p + " --connect 127.0.0.1/icmp", kStdEnv).out ==
-        "deny egress icmp to 127.0.0.1\n  no rule matched: denied by default\n");
+  CHECK(
+      Ward("explain " + p + " --connect 127.0.0.1/icmp", kStdEnv).out ==
+      "deny egress icmp to 127.0.0.1\n  no rule matched: denied by default\n  nearest rule: " + p +
+          ":11:5: allow to loopback port 53 (does not match: matches the host, not the "
+          "protocol: it allows tcp 53, udp 53)\n");
 }
 
 TEST_CASE("explain --netlink: route as the policy grants it, the other protocols never") {
@@ -227,7 +237,10 @@ TEST_CASE(
   // elsewhere, the answer is the address rules' alone, as before.
   const std::string plain =
       "deny egress tcp to 104.16.0.1 port 443\n  no rule matched: denied "
-      "by default\n";
+      "by default\n  nearest rule: " +
+      p +
+      ":3:5: allow tcp to \"registry.npmjs.org\" port 443 (does not match: matches the port, "
+      "not the host)\n";
   CHECK(Ward("explain " + p + " --connect 104.16.0.1:443", kStdEnv).out == plain);
   CHECK(Ward("explain " + p + " --connect 104.16.0.1:443 --resolve registry.npmjs.org=104.16.0.2",
              kStdEnv)

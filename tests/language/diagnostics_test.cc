@@ -107,9 +107,9 @@ TEST_CASE("W0005 invalid-utf8: the first invalid byte is reported before parsing
   // Ordinary literals: a raw string cannot hold the invalid byte \xe9.
   auto r = CheckSource("policy p {\n  description \"caf\xe9\"\n}\n");
   CHECK(r->text ==
-        "test.ward:2:19: error[W0005]: invalid UTF-8 byte in source\n"
-        " 2 |   description \"caf\xe9\"\n"
-        "   |                   ^\n"
+        "test.ward:2:19: error[W0005]: invalid UTF-8 byte '\\xe9' in source\n"
+        " 2 |   description \"caf\\xe9\"\n"
+        "   |                   ^~~~\n"
         "  = hint: policies must be UTF-8 text\n");
 }
 
@@ -467,7 +467,7 @@ policy p {
 test.ward:5:11: error[W1010]: unknown syscall 'opne'
  5 |     allow opne, read
    |           ^~~~
-  = hint: did you mean 'open'?
+  = hint: did you mean 'open' or 'openat'?
 )");
 }
 
