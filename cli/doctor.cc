@@ -192,7 +192,7 @@ void PrintText(const HostProbe& h, const Verdict& v) {
             << (v.apply_ebpf ? "yes" : "no") << "\n";
 }
 
-nlohmann::ordered_json Json(const HostProbe& h, const Verdict& v) {
+nlohmann::ordered_json DoctorJson(const HostProbe& h, const Verdict& v) {
   using J = nlohmann::ordered_json;
   const auto& c = h.cgroup;
   J limits = J::object();
@@ -264,7 +264,7 @@ void AddDoctorCommand(CLI::App& app, int* exit_code) {
     const HostProbe host = enforce::ProbeHost();
     const Verdict verdict = Judge(host);
     if (*format == "json") {
-      std::cout << Json(host, verdict).dump(2) << "\n";
+      std::cout << DoctorJson(host, verdict).dump(2) << "\n";
     } else {
       PrintText(host, verdict);
     }
