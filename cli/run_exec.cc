@@ -208,7 +208,10 @@ int Run(const RunFlags& flags, ir::Policy ir, const SourceManager& sources,
     std::cerr << enforce::SigsysMessage(outcome, unknown) << "\n";
   }
   if (flags.log && log_fd >= 0) {
-    if (!outcome.files_unlogged.empty()) {
+    if (!outcome.audit_unreachable.empty()) {
+      std::cerr << "ward run: log: seccomp and file denials are missing: "
+                << outcome.audit_unreachable << "\n";
+    } else if (!outcome.files_unlogged.empty()) {
       std::cerr << "ward run: log: file denials are not logged: " << outcome.files_unlogged << "\n";
     }
     const std::string count =

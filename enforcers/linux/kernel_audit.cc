@@ -1,6 +1,7 @@
 #include "enforcers/linux/kernel_audit.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <linux/audit.h>
 #include <linux/netlink.h>
 #include <poll.h>
@@ -12,6 +13,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -46,9 +49,39 @@ bool Untrusted(const std::string& key) {
          key == "proctitle";
 }
 
+// A NETLINK_AUDIT socket of the initial network namespace. The kernel
+// multicasts audit records only to the initial namespace's sockets
+// (measured: a listener opened inside `ip netns`/`nsenter --net` gets no
+// record at all), so a supervisor in another network namespace opens its
+// socket in the namespace of pid 1 and returns to its own: a socket keeps
+// the namespace it was made in. setns moves only the calling thread. If it
+// cannot return, the process would go on in the wrong namespace (the
+// workload on the host's network): it stops instead.
+int InitNetnsAuditSocket(int flags) {
+  const int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+  const int init = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
+  struct stat a {}, b {};
+  bool moved = false;
+  if (self >= 0 && init >= 0 && fstat(self, &a) == 0 && fstat(init, &b) == 0 &&
+      (a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
+    moved = setns(init, CLONE_NEWNET) == 0;
+  }
+  const int fd = socket(AF_NETLINK, SOCK_RAW | flags, NETLINK_AUDIT);
+  const int saved = errno;
+  if (moved && setns(self, CLONE_NEWNET) != 0) {
+    std::fprintf(stderr, "ward: cannot return to this process's network namespace: %s\n",
+                 std::strerror(errno));
+    std::abort();
+  }
+  if (self >= 0) close(self);
+  if (init >= 0) close(init);
+  errno = saved;
+  return fd;
+}
+
 // One request on a fresh socket and its answer (AUDIT_GET, AUDIT_SET).
 bool Request(uint16_t type, const audit_status* set, audit_status* got, std::string* error) {
-  const int fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_AUDIT);
+  const int fd = InitNetnsAuditSocket(SOCK_CLOEXEC);
   if (fd < 0) {
     *error = Errno("audit socket", errno);
     return false;
@@ -238,7 +271,7 @@ AuditListener::~AuditListener() {
 }
 
 bool AuditListener::Open(std::string* error) {
-  fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_AUDIT);
+  fd_ = InitNetnsAuditSocket(SOCK_CLOEXEC | SOCK_NONBLOCK);
   if (fd_ < 0) {
     *error = Errno("audit socket", errno);
     return false;

@@ -377,8 +377,10 @@ std::string UnreachableResolvers(const ir::Policy& policy) {
 // `listener`: a throwaway child makes one record of its own (a
 // SECCOMP_RET_LOG action, which is always logged) and the records before
 // it are read, as the kernel's audit queue is first in, first out. At most
-// `timeout_ms`.
-void AuditBarrier(AuditListener& listener, int timeout_ms, std::vector<AuditRecord>* out) {
+// `timeout_ms`. False when the child's record never came: records do not
+// reach this listener at all (the kernel multicasts them only to sockets of
+// the initial network namespace).
+bool AuditBarrier(AuditListener& listener, int timeout_ms, std::vector<AuditRecord>* out) {
   const pid_t helper = fork();
   if (helper == 0) {
     sock_filter f[] = {
@@ -394,7 +396,7 @@ void AuditBarrier(AuditListener& listener, int timeout_ms, std::vector<AuditReco
     }
     _exit(0);
   }
-  if (helper < 0) return;
+  if (helper < 0) return true;  // cannot tell
   waitpid(helper, nullptr, 0);
   const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   const std::string pid = std::to_string(helper);
@@ -402,12 +404,12 @@ void AuditBarrier(AuditListener& listener, int timeout_ms, std::vector<AuditReco
     const size_t before = out->size();
     listener.Drain(out);
     for (size_t i = before; i < out->size(); ++i) {
-      if ((*out)[i].type == kAuditSeccomp && (*out)[i].Get("pid") == pid) return;
+      if ((*out)[i].type == kAuditSeccomp && (*out)[i].Get("pid") == pid) return true;
     }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           end - std::chrono::steady_clock::now())
                           .count();
-    if (left <= 0) return;
+    if (left <= 0) return false;
     pollfd p{listener.fd(), POLLIN, 0};
     poll(&p, 1, static_cast<int>(left));
   }
@@ -1041,7 +1043,11 @@ int ExecuteRun(RunPlan& plan, std::string* error) {
   // with --log, and for the kill record of a SIGSYS.
   if (audit_open && (plan.log || (outcome.sigsys && !collector.KillOf(child)))) {
     std::vector<AuditRecord> records;
-    AuditBarrier(audit, 1000, &records);
+    if (!AuditBarrier(audit, 1000, &records) && plan.log) {
+      outcome.audit_unreachable =
+          "no audit record reached ward run (the kernel sends them only to the initial network "
+          "namespace: run ward run there)";
+    }
     std::vector<Denial> found;
     collector.AddAudit(records, &found);
     if (ring) {

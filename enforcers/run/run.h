@@ -106,6 +106,9 @@ struct RunOutcome {
   uint64_t lost = 0;
   // Why file denials were not logged ("" when they were).
   std::string files_unlogged;
+  // With --log: why no audit record (seccomp, Landlock) reached the run,
+  // "" when they did (the end-of-run barrier's own record arrived).
+  std::string audit_unreachable;
   // The workload died of SIGSYS (or exited 159): what seccomp killed, when
   // its record arrived.
   bool sigsys = false;
