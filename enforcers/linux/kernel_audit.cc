@@ -1,10 +1,10 @@
 #include "enforcers/linux/kernel_audit.h"
 
 #include <fcntl.h>
-#include <sched.h>
 #include <linux/audit.h>
 #include <linux/netlink.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -60,7 +60,8 @@ bool Untrusted(const std::string& key) {
 int InitNetnsAuditSocket(int flags) {
   const int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   const int init = open("/proc/1/ns/net", O_RDONLY | O_CLOEXEC);
-  struct stat a {}, b {};
+  struct stat a {
+  }, b{};
   bool moved = false;
   if (self >= 0 && init >= 0 && fstat(self, &a) == 0 && fstat(init, &b) == 0 &&
       (a.st_ino != b.st_ino || a.st_dev != b.st_dev)) {
