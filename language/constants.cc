@@ -321,7 +321,11 @@ std::vector<std::string> ClosestMatches(std::string_view name,
     if (d < best_distance) {
       best = {c};
       best_distance = d;
-    } else if (d == best_distance && std::find(best.begin(), best.end(), c) == best.end()) {
+    } else if (!best.empty() && d == best_distance &&
+               std::find(best.begin(), best.end(), c) == best.end()) {
+      // (While none is found, best_distance is one past the largest distance
+      // accepted, max(1, length / 3): a tie with it is no match. "1" is not
+      // a typo of "to", "if" and "in".)
       best.push_back(c);
     }
   }

@@ -140,22 +140,42 @@ class TextRenderer {
     Location loc = sources_.LocationOf(span.file, span.begin);
     std::string_view line = sources_.LineText(span.file, loc.line);
     std::string number = std::to_string(loc.line);
-    std::vector<size_t> widths;
-    out_ += std::string(width - number.size() + 1, ' ') + number + " | ";
-    out_ += Printable(line, false, &widths) + "\n";
-    // Pad under the characters before the span, keeping tabs so the caret
-    // lines up whatever the tab width; an escaped byte is 4 wide.
     size_t line_begin = static_cast<size_t>(line.data() - sources_.file(span.file).text.data());
     size_t begin = std::min<size_t>(span.begin - line_begin, line.size());
-    std::string pad;
-    for (size_t i = 0; i < begin; ++i) pad += line[i] == '\t' ? "\t" : std::string(widths[i], ' ');
-    // Underline up to the end of the span or of the line.
     size_t end = std::min<size_t>(std::max(span.end, span.begin) - line_begin, line.size());
+    // A long line (a minified or binary file: up to 16 MiB) is shown as a
+    // window around the span, cut at character boundaries and marked "...",
+    // so the excerpt stays readable and its cost does not grow with the line.
+    std::string before_mark, after_mark;
+    if (line.size() > kExcerptMax) {
+      size_t from = begin > kExcerptLead ? begin - kExcerptLead : 0;
+      while (from > 0 && (static_cast<unsigned char>(line[from]) & 0xC0) == 0x80) --from;
+      size_t to = std::min(line.size(), from + kExcerptMax);
+      while (to < line.size() && (static_cast<unsigned char>(line[to]) & 0xC0) == 0x80) --to;
+      if (from > 0) before_mark = "...";
+      if (to < line.size()) after_mark = "...";
+      line = line.substr(from, to - from);
+      begin -= from;
+      end = std::min(end - from, line.size());
+    }
+    std::vector<size_t> widths;
+    out_ += std::string(width - number.size() + 1, ' ') + number + " | ";
+    out_ += before_mark + Printable(line, false, &widths) + after_mark + "\n";
+    // Pad under the characters before the span, keeping tabs so the caret
+    // lines up whatever the tab width; an escaped byte is 4 wide.
+    std::string pad(before_mark.size(), ' ');
+    for (size_t i = 0; i < begin; ++i) pad += line[i] == '\t' ? "\t" : std::string(widths[i], ' ');
+    // Underline up to the end of the span or of the shown line.
     size_t chars = 0;
     for (size_t i = begin; i < end; ++i) chars += widths[i];
     std::string marks = "^" + std::string(chars > 1 ? chars - 1 : 0, '~');
     out_ += std::string(width + 1, ' ') + " | " + pad + Paint(kGreen, marks) + "\n";
   }
+
+  // Lines longer than kExcerptMax bytes are shown from kExcerptLead bytes
+  // before the span.
+  static constexpr size_t kExcerptMax = 200;
+  static constexpr size_t kExcerptLead = 60;
 
   const SourceManager& sources_;
   bool color_;

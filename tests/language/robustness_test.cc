@@ -634,6 +634,33 @@ TEST_CASE("a file over 16 MiB is W0007 before any parsing") {
   CHECK(Summary(*CheckSource(at_limit)) == "");
 }
 
+// A diagnostic on a very long line (a minified or binary file) shows a
+// window of the line around the span, not the whole line (CI found the
+// excerpt of a 16 MiB line costing 470 MB under ASan).
+TEST_CASE("a diagnostic on a long line shows a window around the span") {
+  std::string prefix = "let x = \"" + std::string(5000, 'a') + "\" ";
+  std::string text = prefix + "@ " + std::string(5000, 'b');
+  auto r = CheckSource(text);
+  const std::string& out = r->text;
+  INFO(out);
+  // The line holds 10,000 bytes; the excerpt about 200 of them.
+  CHECK(out.size() < 1200);
+  CHECK(out.find(" 1 | ...aaaa") != std::string::npos);
+  CHECK(out.find("\" @ bbbb") != std::string::npos);
+  // The caret is under the '@', after the "..." and the bytes shown.
+  size_t line = out.find(" 1 | ...");
+  REQUIRE(line != std::string::npos);
+  size_t excerpt_start = line + 5;
+  size_t at = out.find('@', excerpt_start);
+  size_t caret_line = out.find('\n', at) + 1;
+  size_t caret = out.find('^', caret_line);
+  REQUIRE(caret != std::string::npos);
+  size_t bar = out.find(" | ", caret_line) + 3;
+  CHECK(caret - bar == at - excerpt_start);
+  // The window ends in "..." too.
+  CHECK(out.find("bbb...\n") != std::string::npos);
+}
+
 // ---- odd characters -----------------------------------------------------
 
 // A NUL anywhere, comments and strings included, says the file is binary

@@ -63,6 +63,20 @@ std::string At(const std::string& file, const std::string& text, const std::stri
   return file + ":" + std::to_string(line) + ":" + std::to_string(at - line_start + 1);
 }
 
+// The note ward run --log prints when no audit record reaches it: in a
+// network namespace other than the initial one when pid 1's cannot be
+// entered (the kernel multicasts audit records only there). Whether it can
+// depends on the machine, so tests in a namespace take the note out.
+std::string WithoutAuditNote(const std::string& err) {
+  const std::string note = "ward run: log: seccomp and file denials are missing: ";
+  std::string out;
+  std::istringstream in(err);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(note, 0) != 0) out += line + "\n";
+  }
+  return out;
+}
+
 uint32_t AuditEnabled() {
   enforce::AuditStatus s;
   std::string error;
@@ -494,7 +508,7 @@ policy rl-dns extends linux-base {
   const std::string log = ScratchDir() + "/dns.log";
   r = in_ns("run --quiet --log " + log + " " + file + " -- /usr/bin/getent hosts ward.example");
   CHECK(r.status == 2);
-  CHECK(r.err == hint);
+  CHECK(WithoutAuditNote(r.err) == hint);
   // glibc tries nscd's socket first (refused too: a unix connect), then
   // the resolver.
   const std::vector<nlohmann::json> lines = Lines(log);
@@ -521,7 +535,7 @@ policy rl-dns-ok extends linux-base {
   const std::string granted = WriteTemp("rl-dns-ok.ward", granted_text);
   r = in_ns("run --quiet --log " + log + " " + granted + " -- /usr/bin/getent hosts ward.example");
   CHECK(r.status == 2);
-  CHECK(r.err.empty());
+  CHECK(WithoutAuditNote(r.err).empty());
   CHECK(Leftovers("rl-dns").empty());
   CHECK(Leftovers("rl-dns-ok").empty());
 }
