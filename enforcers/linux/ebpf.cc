@@ -1029,18 +1029,7 @@ std::string FormatEbpfEvent(const void* event, const std::string& rule_text) {
            ") denied (no rule grants this socket type)";
   }
   if (ev.family == WARD_FAMILY_UNIX) {
-    const size_t len = std::min<size_t>(ev.unix_len, sizeof ev.unix_name);
-    std::string name = ev.unix_abstract ? "@" : "";
-    for (size_t i = 0; i < len; ++i) {
-      const auto c = static_cast<unsigned char>(ev.unix_name[i]);
-      if (c < 0x20 || c >= 0x7f || c == '\\') {
-        char hex[8];
-        std::snprintf(hex, sizeof hex, "\\x%02x", c);
-        name += hex;
-      } else {
-        name += static_cast<char>(c);
-      }
-    }
+    const std::string name = UnixName(ev);
     return std::string(ev.hook == WARD_HOOK_SENDMSG ? "sendmsg" : "connect") + " to unix:" + name +
            " denied (" + reason + ")";
   }

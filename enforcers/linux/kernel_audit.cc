@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "enforcers/linux/files.h"
+#include "enforcers/linux/process.h"
 
 namespace ward::enforce {
 namespace {
@@ -141,19 +142,6 @@ bool SetEnabled(uint32_t enabled, std::string* error) {
   return Request(AUDIT_SET, &s, nullptr, error);
 }
 
-std::string StartOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return "";
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string f;
-  for (int i = 3; i <= 22 && fields >> f; ++i) {
-    if (i == 22) return f;
-  }
-  return "";
-}
-
 // The count file, under its lock.
 struct Users {
   bool restore = false;  // the first user turned audit on
@@ -181,7 +169,7 @@ Users ReadUsers(int dir_fd) {
       std::string start;
       in >> pid >> start;
       ++u.listed;
-      if (pid > 0 && StartOf(static_cast<pid_t>(pid)) == start) {
+      if (pid > 0 && ProcessStartTime(static_cast<pid_t>(pid)) == start) {
         u.live.emplace_back(static_cast<pid_t>(pid), start);
       }
     }
@@ -342,7 +330,7 @@ bool AuditAcquire(const std::string& state_dir, bool* turned_on, std::string* er
     *turned_on = true;
     users.restore = true;
   }
-  users.live.emplace_back(getpid(), StartOf(getpid()));
+  users.live.emplace_back(getpid(), ProcessStartTime(getpid()));
   if (!WriteUsers(lock.dir_fd, users, error)) {
     if (*turned_on) {
       std::string ignored;

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 #include "language/constants.h"
 
@@ -149,6 +150,21 @@ std::string DescribeProcess(const PreparedProcess& p) {
   }
   out += "descriptors: every one but 0, 1 and 2 closed at exec\n";
   return out;
+}
+
+std::string ProcessStartTime(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The name, in parentheses, may hold spaces and ')': the fields start
+  // after the last ')'.
+  const size_t paren = stat.rfind(')');
+  if (paren == std::string::npos || paren + 2 > stat.size()) return "";
+  std::istringstream fields(stat.substr(paren + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i) {
+    if (i == 22) return f;
+  }
+  return "";
 }
 
 }  // namespace ward::enforce

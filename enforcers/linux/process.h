@@ -56,4 +56,9 @@ std::vector<std::string> FilterEnvironment(const ir::ProcessRules& rules, char**
 // One line per setting, for `ward run --dry-run`.
 std::string DescribeProcess(const PreparedProcess& prepared);
 
+// The start time of a process (field 22 of /proc/PID/stat, clock ticks
+// since boot), empty when it is gone: with the pid it names one process,
+// whatever reuses the pid later.
+std::string ProcessStartTime(pid_t pid);
+
 }  // namespace ward::enforce

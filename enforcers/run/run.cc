@@ -176,20 +176,6 @@ std::string FindExecutable(const std::string& name, const std::vector<std::strin
   return name;
 }
 
-// The start time of a process (field 22 of /proc/PID/stat), so that a record
-// is never taken for a live run because its pid was reused.
-std::string StartTime(pid_t pid) {
-  const std::string stat = ReadFile("/proc/" + std::to_string(pid) + "/stat");
-  const size_t paren = stat.rfind(')');
-  if (paren == std::string::npos) return "";
-  std::istringstream fields(stat.substr(paren + 2));
-  std::string f;
-  for (int i = 3; i <= 22 && fields >> f; ++i) {
-    if (i == 22) return f;
-  }
-  return "";
-}
-
 // A record line of one installed filter: "seccomp HEX" (run_check.h).
 std::string FilterRecord(const std::string& program) {
   static const char kHex[] = "0123456789abcdef";
@@ -207,7 +193,8 @@ std::string FilterRecord(const std::string& program) {
 void RecordWorkload(const RunPlan& plan, pid_t child) {
   if (plan.record_path.empty()) return;
   std::string e;
-  const std::string line = "workload " + std::to_string(child) + " " + StartTime(child) + "\n";
+  const std::string line =
+      "workload " + std::to_string(child) + " " + ProcessStartTime(child) + "\n";
   if (!WriteStateFile(plan.options.state_dir, "run-" + plan.run_id, plan.record + line, &e) &&
       plan.options.report) {
     plan.options.report("state: cannot write " + e);
@@ -510,8 +497,8 @@ RunPlanPtr PrepareRun(const ir::Policy& policy, const std::vector<std::string>& 
     // Written before anything it names exists, so a supervisor killed from
     // here on leaves a record the next run cleans up.
     // The filters the child installs, in that order, for wardd's Check.
-    plan->record = "supervisor " + std::to_string(getpid()) + " " + StartTime(getpid()) + "\n" +
-                   "ebpf " + plan->net_policy + "\n" + RunCgroupRecord(plan->cgroup) +
+    plan->record = "supervisor " + std::to_string(getpid()) + " " + ProcessStartTime(getpid()) +
+                   "\n" + "ebpf " + plan->net_policy + "\n" + RunCgroupRecord(plan->cgroup) +
                    FilterRecord(plan->guard) + FilterRecord(plan->filter);
     std::string e;
     if (!WriteStateFile(options.state_dir, "run-" + plan->run_id, plan->record, &e)) {
@@ -1107,7 +1094,7 @@ std::vector<Record> ReadRecords(const std::string& state_dir) {
     std::getline(in, line);
     in >> word >> r.net_policy;
     if (word != "ebpf" || r.net_policy.rfind("run-", 0) != 0) continue;
-    r.alive = r.supervisor > 0 && !start.empty() && StartTime(r.supervisor) == start;
+    r.alive = r.supervisor > 0 && !start.empty() && ProcessStartTime(r.supervisor) == start;
     r.cgroup = ParseRunCgroupRecord(text);
     out.push_back(std::move(r));
   }
