@@ -23,6 +23,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -68,6 +69,11 @@ struct World {
       std::fprintf(stderr, "learn_cli_test: needs root; skipped\n");
       std::exit(77);
     }
+    // What the programs read depends on the locale (glibc reads
+    // /etc/locale.alias for C.UTF-8, not for C or POSIX): one for every host,
+    // CI's (which sets none) included.
+    for (const char* var : {"LC_ALL", "LC_CTYPE", "LC_MESSAGES", "LANGUAGE"}) unsetenv(var);
+    setenv("LANG", "C.UTF-8", 1);
     fs::remove_all(kRootDir);
     fs::create_directories(kRootDir);
     Put(kRootDir + "/resolv.conf", "nameserver 127.0.0.1\noptions timeout:1 attempts:2\n");
