@@ -148,10 +148,15 @@ class TextRenderer {
     // so the excerpt stays readable and its cost does not grow with the line.
     std::string before_mark, after_mark;
     if (line.size() > kExcerptMax) {
+      // At most 3 bytes back to a character's first byte: invalid input
+      // (a run of continuation bytes) is cut anywhere, and escaped.
+      auto continuation = [&](size_t i) {
+        return (static_cast<unsigned char>(line[i]) & 0xC0) == 0x80;
+      };
       size_t from = begin > kExcerptLead ? begin - kExcerptLead : 0;
-      while (from > 0 && (static_cast<unsigned char>(line[from]) & 0xC0) == 0x80) --from;
+      for (int k = 0; k < 3 && from > 0 && continuation(from); ++k) --from;
       size_t to = std::min(line.size(), from + kExcerptMax);
-      while (to < line.size() && (static_cast<unsigned char>(line[to]) & 0xC0) == 0x80) --to;
+      for (int k = 0; k < 3 && to < line.size() && continuation(to); ++k) --to;
       if (from > 0) before_mark = "...";
       if (to < line.size()) after_mark = "...";
       line = line.substr(from, to - from);

@@ -661,6 +661,17 @@ TEST_CASE("a diagnostic on a long line shows a window around the span") {
   CHECK(out.find("bbb...\n") != std::string::npos);
 }
 
+// Found by the fuzzer: a long run of UTF-8 continuation bytes sent the
+// window's end back to before the span.
+TEST_CASE("a long line of invalid UTF-8 is excerpted, escaped") {
+  auto r = CheckSource("policy p" + std::string(300, '\x86') + " {\n");
+  INFO(r->text);
+  CHECK(r->codes() == "W0005");
+  CHECK(r->text.find(" 1 | policy p\\x86\\x86") != std::string::npos);
+  CHECK(r->text.find("\\x86...\n") != std::string::npos);
+  CHECK(r->text.size() < 2000);
+}
+
 // ---- odd characters -----------------------------------------------------
 
 // A NUL anywhere, comments and strings included, says the file is binary
