@@ -1,7 +1,8 @@
 // `ward import --from FORMAT FILE [-o OUT]`: other formats to Ward source
-// text (importers/). The text is checked as `ward check` would before it is
-// written: an import that would not check is a bug, reported and never
-// written.
+// text (importers/, whose registry.cc lists the formats). The text is
+// checked as `ward check` would before it is written: an import that would
+// not check is a bug, reported and never written. `--strict` makes every
+// warning an error.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "enforcers/linux/files.h"
 #include "importers/checked_import.h"
 #include "importers/docker_seccomp.h"
+#include "importers/registry.h"
 #include "importers/spo_seccomp.h"
 #include "language/check.h"
 
@@ -28,6 +30,8 @@ struct ImportFlags {
   std::vector<std::string> capabilities;
   std::string kernel;
   std::string std_dir;
+  std::string cwd;
+  bool strict = false;
   OutputFlags output;
 };
 
@@ -72,19 +76,41 @@ int RunImport(const ImportFlags& flags) {
     }
   }
   options.from = flags.from;
+  const importers::ImportFormat* format = importers::FindImportFormat(flags.from);
+  if (!format) {
+    std::cerr << "ward import: unknown format '" << flags.from << "'\n";
+    return kUsage;
+  }
+  if (format->needs_cwd) {
+    if (flags.cwd.empty()) {
+      std::cerr << "ward import: --from " << flags.from
+                << " needs --cwd DIR: the folder the tool would run in (its relative paths "
+                   "are resolved there)\n";
+      return kUsage;
+    }
+    std::error_code ec;
+    std::filesystem::path cwd = std::filesystem::absolute(flags.cwd, ec);
+    options.cwd = cwd.lexically_normal().string();
+    if (options.cwd.size() > 1 && options.cwd.back() == '/') options.cwd.pop_back();
+  }
   importers::CheckedImport checked;
   const std::string input = buffer.str();
-  if (flags.from == "spo-seccomp") {
-    checked.result = importers::ImportSpoSeccomp(input, options);
-  } else {
-    checked.result = importers::ImportDockerSeccomp(input, options);
-    if (!checked.result.ok && importers::LooksLikeSpoSeccomp(input)) {
-      checked.result.diagnostics.push_back(
-          {Severity::kError, "",
-           "this is a security-profiles-operator SeccompProfile: use --from spo-seccomp"});
+  checked.result = format->import(input, options);
+  if (flags.from == "docker-seccomp" && !checked.result.ok &&
+      importers::LooksLikeSpoSeccomp(input)) {
+    checked.result.diagnostics.push_back(
+        {Severity::kError, "",
+         "this is a security-profiles-operator SeccompProfile: use --from spo-seccomp"});
+  }
+  if (flags.strict) {
+    for (importers::ImportDiagnostic& d : checked.result.diagnostics) {
+      if (d.severity != Severity::kWarning) continue;
+      d.severity = Severity::kError;
+      d.message += " (--strict)";
+      checked.result.ok = false;
     }
   }
-  importers::CheckImport(flags.std_dir, &checked);
+  if (checked.result.ok) importers::CheckImport(flags.std_dir, &checked);
   importers::ImportResult& result = checked.result;
   PrintImportDiagnostics(flags.file, result.diagnostics);
   if (checked.no_std || checked.internal_error) {
@@ -118,9 +144,9 @@ int RunImport(const ImportFlags& flags) {
 void AddImportCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ImportFlags>();
   CLI::App* cmd = app.add_subcommand("import", "Translate another format to Ward source text");
-  cmd->add_option("--from", flags->from, "input format")
-      ->required()
-      ->check(CLI::IsMember({"docker-seccomp", "spo-seccomp"}));
+  std::vector<std::string> formats;
+  for (const importers::ImportFormat& f : importers::ImportFormats()) formats.push_back(f.name);
+  cmd->add_option("--from", flags->from, "input format")->required()->check(CLI::IsMember(formats));
   cmd->add_option("file", flags->file, "input file")->required();
   cmd->add_option("-o,--output", flags->out, "output file (default: stdout)");
   cmd->add_option("--name", flags->name, "policy name (default: from the file name)");
@@ -130,6 +156,9 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
       ->delimiter(',');
   cmd->add_option("--kernel", flags->kernel,
                   "kernel version that decides minKernel (default: new enough for all)");
+  cmd->add_option("--cwd", flags->cwd,
+                  "srt: the folder srt would run in (relative paths, mandatory denies)");
+  cmd->add_flag("--strict", flags->strict, "every warning is an error: nothing is written");
   cmd->add_option("--std", flags->std_dir, "standard library folder (for the check)");
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")
       ->check(CLI::IsMember({"auto", "always", "never"}));

@@ -19,20 +19,9 @@
 
 namespace ward::importers {
 
-struct DockerImportOptions {
-  // The policy's name; with one policy per host architecture, each is
-  // NAME-ARCH. Must be a Ward identifier.
-  std::string name = "imported";
-  // The input's name and format, for the header comment only.
-  std::string source = "profile";
-  std::string from = "docker-seccomp";
-  // The capability (bounding) set `includes.caps`/`excludes.caps` are
-  // decided for; the policy keeps exactly these. Empty: Ward's default,
-  // every capability dropped.
-  std::vector<std::string> capabilities;
-  // The kernel `minKernel` is decided for; nullopt: new enough for all.
-  std::optional<std::array<uint64_t, 3>> kernel;
-};
+// The Docker and SPO importers read name, source, from, capabilities and
+// kernel (importers/import.h).
+using DockerImportOptions = ImportOptions;
 
 ImportResult ImportDockerSeccomp(std::string_view json, const DockerImportOptions& options);
 

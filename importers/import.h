@@ -3,6 +3,9 @@
 // only (facts about syscalls, constants), never on the compiler.
 #pragma once
 
+#include <array>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +24,26 @@ struct ImportDiagnostic {
   // (YAML); 0 otherwise.
   size_t line = 0;
   size_t column = 0;
+};
+
+// What `ward import` passes every importer; each reads the fields it needs.
+struct ImportOptions {
+  // The policy's name; with one policy per host architecture (Docker), each
+  // is NAME-ARCH. Must be a Ward identifier.
+  std::string name = "imported";
+  // The input's name and format, for the header comment only.
+  std::string source = "profile";
+  std::string from = "docker-seccomp";
+  // Docker, SPO: the capability (bounding) set `includes.caps` /
+  // `excludes.caps` are decided for; the policy keeps exactly these. Empty:
+  // Ward's default, every capability dropped.
+  std::vector<std::string> capabilities;
+  // Docker, SPO: the kernel `minKernel` is decided for; nullopt: new enough
+  // for all.
+  std::optional<std::array<uint64_t, 3>> kernel;
+  // srt: the absolute folder srt would run in (relative paths and the
+  // mandatory write denies are anchored there).
+  std::string cwd;
 };
 
 struct ImportResult {

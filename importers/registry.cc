@@ -1,0 +1,27 @@
+#include "importers/registry.h"
+
+#include "importers/docker_seccomp.h"
+#include "importers/spo_seccomp.h"
+#include "importers/srt/srt.h"
+
+namespace ward::importers {
+
+const std::vector<ImportFormat>& ImportFormats() {
+  static const std::vector<ImportFormat> kFormats = {
+      {"docker-seccomp", "a Docker/OCI seccomp profile (JSON)", ImportDockerSeccomp, false},
+      {"spo-seccomp", "security-profiles-operator SeccompProfile objects (YAML)", ImportSpoSeccomp,
+       false},
+      {"srt", "srt (@anthropic-ai/sandbox-runtime) settings, as Claude Code's sandbox reads them",
+       ImportSrt, true},
+  };
+  return kFormats;
+}
+
+const ImportFormat* FindImportFormat(std::string_view name) {
+  for (const ImportFormat& f : ImportFormats()) {
+    if (name == f.name) return &f;
+  }
+  return nullptr;
+}
+
+}  // namespace ward::importers
