@@ -145,8 +145,12 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
   auto flags = std::make_shared<ImportFlags>();
   CLI::App* cmd = app.add_subcommand("import", "Translate another format to Ward source text");
   std::vector<std::string> formats;
-  for (const importers::ImportFormat& f : importers::ImportFormats()) formats.push_back(f.name);
-  cmd->add_option("--from", flags->from, "input format")->required()->check(CLI::IsMember(formats));
+  std::string help = "input format:";
+  for (const importers::ImportFormat& f : importers::ImportFormats()) {
+    formats.push_back(f.name);
+    help += std::string(formats.size() == 1 ? " " : "; ") + f.name + " (" + f.summary + ")";
+  }
+  cmd->add_option("--from", flags->from, help)->required()->check(CLI::IsMember(formats));
   cmd->add_option("file", flags->file, "input file")->required();
   cmd->add_option("-o,--output", flags->out, "output file (default: stdout)");
   cmd->add_option("--name", flags->name, "policy name (default: from the file name)");

@@ -7,20 +7,6 @@
 namespace ward::ir {
 namespace {
 
-// Does the pattern match a prefix of `path` (the path itself or an ancestor)?
-bool MatchPrefix(const std::vector<std::string>& pat, size_t pi,
-                 const std::vector<std::string>& path, size_t ni) {
-  if (pi == pat.size()) return true;  // matched an ancestor (or the path)
-  if (pat[pi] == "**") {
-    for (size_t k = ni; k <= path.size(); ++k) {
-      if (MatchPrefix(pat, pi + 1, path, k)) return true;
-    }
-    return false;
-  }
-  if (ni == path.size()) return false;
-  return ComponentMatches(pat[pi], path[ni]) && MatchPrefix(pat, pi + 1, path, ni + 1);
-}
-
 int Rank(const std::string& component) {
   if (component == "**") return 0;
   return component.find('*') == std::string::npos ? 2 : 1;
@@ -33,10 +19,6 @@ std::string Expand(const std::string& pattern, const std::optional<std::string>&
 }
 
 }  // namespace
-
-bool PatternMatchesPathOrAncestor(const std::string& pattern, const std::string& path) {
-  return MatchPrefix(PathComponents(pattern), 0, PathComponents(path), 0);
-}
 
 int CompareSpecificity(const std::string& a, const std::string& b) {
   std::vector<std::string> ca = PathComponents(a), cb = PathComponents(b);

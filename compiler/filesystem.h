@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "language/ast.h"
+#include "language/path_match.h"
 
 namespace ward::ir {
 
@@ -56,8 +57,9 @@ struct FileRules {
 
 FileRules LowerFilesystem(const std::vector<const ast::FilesystemSection*>& sections);
 
-// Pattern matching and specificity, shared by Decide and lint.
-bool PatternMatchesPathOrAncestor(const std::string& pattern, const std::string& path);
+// Pattern matching (language/path_match.h) and specificity, shared by
+// Decide and lint.
+using ward::PatternMatchesPathOrAncestor;
 // Negative when a is less specific than b, 0 on a full tie, positive else.
 int CompareSpecificity(const std::string& a, const std::string& b);
 

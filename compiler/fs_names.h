@@ -7,15 +7,14 @@
 #include <vector>
 
 #include "compiler/filesystem.h"
+#include "language/path_match.h"
 
 namespace ward::ir {
 
-// The components of a path: "/a//b/" gives {"a", "b"}.
-std::vector<std::string> PathComponents(const std::string& path);
-
-// Whether one path component matches a pattern component, where `*` is any
-// run of characters other than '/' (components are never empty).
-bool ComponentMatches(const std::string& pattern, const std::string& name);
+// PathComponents and ComponentMatches live in language/path_match.h (the
+// importers use them too).
+using ward::ComponentMatches;
+using ward::PathComponents;
 
 // "read", "write", "exec": the right as the language writes it.
 const char* FsRightName(FsRight right);

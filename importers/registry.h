@@ -14,7 +14,7 @@ struct ImportFormat {
   const char* name;     // the --from value
   const char* summary;  // one line, for --help and the README
   ImportResult (*import)(std::string_view input, const ImportOptions& options);
-  bool needs_cwd;       // --cwd DIR is required
+  bool needs_cwd;  // --cwd DIR is required
 };
 
 const std::vector<ImportFormat>& ImportFormats();

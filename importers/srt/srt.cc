@@ -1,7 +1,7 @@
 #include "importers/srt/srt.h"
 
-#include <algorithm>
 #include <arpa/inet.h>
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "importers/ward_writer.h"
+#include "language/path_match.h"
+#include "language/utf8.h"
 
 namespace ward::importers {
 namespace {
@@ -18,29 +20,16 @@ using nlohmann::json;
 
 // srt 0.0.83's mandatory write denies (dist/sandbox/sandbox-utils.js:12-39):
 // files and folders, anchored at srt's working directory.
-const char* const kDangerousFiles[] = {".gitconfig", ".gitmodules", ".bashrc",  ".bash_profile",
-                                       ".zshrc",     ".zprofile",   ".profile", ".ripgreprc",
-                                       ".mcp.json"};
+const char* const kDangerousFiles[] = {".gitconfig",    ".gitmodules", ".bashrc",
+                                       ".bash_profile", ".zshrc",      ".zprofile",
+                                       ".profile",      ".ripgreprc",  ".mcp.json"};
 const char* const kDangerousDirs[] = {".vscode", ".idea", ".claude/commands", ".claude/agents"};
 // Paths srt always lets the sandbox write (sandbox-utils.js:499-557).
-const char* const kAlwaysWritable[] = {"/dev/null",   "/dev/stdout",   "/dev/stderr",
-                                       "/dev/tty",    "/tmp/claude",   "~/.npm/_logs",
-                                       "~/.claude/debug"};
+const char* const kAlwaysWritable[] = {"/dev/null",   "/dev/stdout",  "/dev/stderr",    "/dev/tty",
+                                       "/tmp/claude", "~/.npm/_logs", "~/.claude/debug"};
 
 // A path as Ward components: "/a/b" -> {"a", "b"}; "~/x" -> {"~", "x"}.
 using Parts = std::vector<std::string>;
-
-Parts Split(const std::string& path) {
-  Parts out;
-  size_t i = 0;
-  while (i < path.size()) {
-    size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    if (j > i) out.push_back(path.substr(i, j - i));
-    i = j + 1;
-  }
-  return out;
-}
 
 std::string Join(const Parts& parts) {
   if (!parts.empty() && parts[0] == "~") {
@@ -55,45 +44,11 @@ std::string Join(const Parts& parts) {
 
 bool IsGlobPart(const std::string& part) { return part.find('*') != std::string::npos; }
 
-// Does Ward pattern `pattern` (components; `*` one non-empty component
-// piece, `**` zero or more components) match `path` or one of its
-// ancestors? Literal components only in `path`.
-bool MatchPart(const std::string& pattern, const std::string& text) {
-  // '*' matches any run of characters, never '/', here never empty as a
-  // whole component (Ward); within a component it may be empty.
-  if (pattern == "*") return !text.empty();
-  size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (p < pattern.size() && pattern[p] == text[t]) {
-      ++p;
-      ++t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
+// Does Ward pattern `pattern` match `path` or one of its ancestors, as the
+// IR decides it (language/path_match.h)?
+bool Covers(const Parts& pattern, const Parts& path) {
+  return PatternMatchesPathOrAncestor(Join(pattern), Join(path));
 }
-
-bool Covers(const Parts& pattern, size_t pi, const Parts& path, size_t ti) {
-  if (pi == pattern.size()) return true;  // an ancestor (or the path) matched
-  if (pattern[pi] == "**") {
-    for (size_t k = ti; k <= path.size(); ++k) {
-      if (Covers(pattern, pi + 1, path, k)) return true;
-    }
-    return false;
-  }
-  if (ti == path.size()) return false;
-  return MatchPart(pattern[pi], path[ti]) && Covers(pattern, pi + 1, path, ti + 1);
-}
-
-bool Covers(const Parts& pattern, const Parts& path) { return Covers(pattern, 0, path, 0); }
 
 // Is `inner` (literal) strictly under or equal to `outer` (literal)?
 bool Under(const Parts& inner, const Parts& outer) {
@@ -120,17 +75,11 @@ std::string Quoted(const std::string& s) {
 // Why `s` cannot be a Ward string (other control characters, invalid
 // UTF-8), or empty.
 std::string Unsayable(const std::string& s) {
-  for (size_t i = 0; i < s.size();) {
-    const auto c = static_cast<unsigned char>(s[i]);
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
     if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) return "holds a control character";
-    size_t len = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    if (len == 0 || i + len > s.size() || (len == 2 && c < 0xC2)) return "is not UTF-8";
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return "is not UTF-8";
-    }
-    i += len;
   }
-  return "";
+  return FindInvalidUtf8(s) == std::string::npos ? "" : "is not UTF-8";
 }
 
 struct PathRule {
@@ -148,15 +97,18 @@ class SrtImporter {
 
   bool Run(std::string_view text, std::string* out) {
     json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (root.is_discarded()) return Error("", "not valid JSON (srt reads its settings with JSON.parse)");
+    if (root.is_discarded())
+      return Error("", "not valid JSON (srt reads its settings with JSON.parse)");
     if (!root.is_object()) return Error("", "the settings must be a JSON object");
     if (options_.cwd.empty() || options_.cwd[0] != '/') {
-      return Error("", "--cwd DIR (absolute) is required: srt resolves relative paths and its "
-                       "mandatory write denies against the folder it runs in");
+      return Error("",
+                   "--cwd DIR (absolute) is required: srt resolves relative paths and its "
+                   "mandatory write denies against the folder it runs in");
     }
-    cwd_ = Split(options_.cwd);
+    cwd_ = PathComponents(options_.cwd);
     for (const std::string& p : cwd_) {
-      if (p == "." || p == ".." || IsGlobPart(p)) return Error("", "--cwd must be a plain absolute path");
+      if (p == "." || p == ".." || IsGlobPart(p))
+        return Error("", "--cwd must be a plain absolute path");
     }
     TopLevel(root);
     if (errors_ > 0) return false;
@@ -183,7 +135,8 @@ class SrtImporter {
     for (auto it = object.begin(); it != object.end(); ++it) {
       if (known.count(it.key())) continue;
       if (strict) {
-        Error(at + "/" + it.key(), "unknown key '" + it.key() + "' (srt refuses unknown keys here)");
+        Error(at + "/" + it.key(),
+              "unknown key '" + it.key() + "' (srt refuses unknown keys here)");
       } else {
         Warn(at + "/" + it.key(), "unknown key '" + it.key() +
                                       "': srt 0.0.83 ignores it without a word; not translated");
@@ -229,13 +182,13 @@ class SrtImporter {
   }
 
   void TopLevel(const json& root) {
-    Unknown(root, "",
-            {"network", "filesystem", "credentials", "ignoreViolations",
-             "enableWeakerNestedSandbox", "allowNestedUserNamespaces",
-             "enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
-             "mandatoryDenySearchDepth", "allowPty", "seccomp", "bwrapPath", "socatPath",
-             "javaAgentJarPath", "windows", "git"},
-            false);
+    Unknown(
+        root, "",
+        {"network", "filesystem", "credentials", "ignoreViolations", "enableWeakerNestedSandbox",
+         "allowNestedUserNamespaces", "enableWeakerNetworkIsolation", "allowAppleEvents", "ripgrep",
+         "mandatoryDenySearchDepth", "allowPty", "seccomp", "bwrapPath", "socatPath",
+         "javaAgentJarPath", "windows", "git"},
+        false);
     const json* network = Member(root, "network", "", true);
     const json* filesystem = Member(root, "filesystem", "", true);
     if (network && !network->is_object()) Error("/network", "must be an object");
@@ -334,8 +287,9 @@ class SrtImporter {
         }
         if (rest.find('*') != std::string::npos) {
           // srt accepts it (the rest is not checked) but it can never match.
-          return bad("is accepted by srt but can never match a host (only a leading '*.' is a "
-                     "wildcard); write the domains it should cover");
+          return bad(
+              "is accepted by srt but can never match a host (only a leading '*.' is a "
+              "wildcard); write the domains it should cover");
         }
         host.text = Quoted(lower);
       } else if (lower.find('*') != std::string::npos) {
@@ -373,8 +327,9 @@ class SrtImporter {
         }
         if (!why.empty()) {
           if (deny) {
-            return bad(why + ": srt accepts it but it never matches a host; write the domains "
-                             "it should cover");
+            return bad(why +
+                       ": srt accepts it but it never matches a host; write the domains "
+                       "it should cover");
           }
           Warn(at, "'" + CommentText(entry) + "' " + why +
                        ": srt accepts it but it never matches a host; not translated");
@@ -394,16 +349,29 @@ class SrtImporter {
   }
 
   void Network(const json& network) {
-    Unknown(network, "/network",
-            {"allowedDomains", "deniedDomains", "deniedDomainReasons", "strictAllowlist",
-             "deniedResolvedAddresses", "allowUnixSockets", "allowAllUnixSockets",
-             "allowLocalBinding", "allowMachLookup", "httpProxyPort", "socksProxyPort",
-             "mitmProxy", "filterRequest", "allowPlaintextHeaderSet", "stripResponseHeaders",
-             "refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget", "tlsTerminate",
-             "parentProxy"},
+    Unknown(network, "/network", {"allowedDomains",
+                                  "deniedDomains",
+                                  "deniedDomainReasons",
+                                  "strictAllowlist",
+                                  "deniedResolvedAddresses",
+                                  "allowUnixSockets",
+                                  "allowAllUnixSockets",
+                                  "allowLocalBinding",
+                                  "allowMachLookup",
+                                  "httpProxyPort",
+                                  "socksProxyPort",
+                                  "mitmProxy",
+                                  "filterRequest",
+                                  "allowPlaintextHeaderSet",
+                                  "stripResponseHeaders",
+                                  "refuseOpaqueTunnels",
+                                  "requireHostMatch",
+                                  "ambiguousRequestTarget",
+                                  "tlsTerminate",
+                                  "parentProxy"},
             false);
-    const auto allowed = Strings(Member(network, "allowedDomains", "/network", true),
-                                 "/network/allowedDomains");
+    const auto allowed =
+        Strings(Member(network, "allowedDomains", "/network", true), "/network/allowedDomains");
     const auto denied =
         Strings(Member(network, "deniedDomains", "/network", true), "/network/deniedDomains");
     for (size_t i = 0; i < allowed.size(); ++i) {
@@ -445,12 +413,13 @@ class SrtImporter {
       const std::string& socket = sockets[i];
       if (socket.empty() || socket[0] == '~' || socket.find_first_of("*?[]") != std::string::npos ||
           !Unsayable(socket).empty()) {
-        Warn(at, "'" + CommentText(socket) + "': Ward names each unix socket by its absolute "
-                 "path (no '~', no globs); not translated (narrower)");
+        Warn(at, "'" + CommentText(socket) +
+                     "': Ward names each unix socket by its absolute "
+                     "path (no '~', no globs); not translated (narrower)");
         continue;
       }
       Parts parts = socket[0] == '/' ? Parts{} : cwd_;
-      for (const std::string& p : Split(socket)) {
+      for (const std::string& p : PathComponents(socket)) {
         if (p == ".") continue;
         if (p == "..") {
           if (!parts.empty()) parts.pop_back();
@@ -463,8 +432,9 @@ class SrtImporter {
         continue;
       }
       net_.push_back({"allow unix " + Quoted(Join(parts)), at});
-      Warn(at, "srt (macOS only; Linux ignores the list) allows every socket under this path; "
-               "Ward allows this socket only");
+      Warn(at,
+           "srt (macOS only; Linux ignores the list) allows every socket under this path; "
+           "Ward allows this socket only");
     }
     if (Bool(network, "allowAllUnixSockets", "/network")) {
       Warn("/network/allowAllUnixSockets",
@@ -474,8 +444,9 @@ class SrtImporter {
     if (Bool(network, "allowLocalBinding", "/network")) {
       net_.push_back({"allow tcp to loopback", "/network/allowLocalBinding"});
       net_.push_back({"allow ingress tcp from loopback", "/network/allowLocalBinding"});
-      notes_.push_back("allowLocalBinding: srt's macOS meaning (bind, accept and connect on "
-                       "loopback, any port); srt on Linux ignores it");
+      notes_.push_back(
+          "allowLocalBinding: srt's macOS meaning (bind, accept and connect on "
+          "loopback, any port); srt on Linux ignores it");
     }
     for (const char* key : {"httpProxyPort", "socksProxyPort"}) {
       if (network.contains(key)) {
@@ -484,10 +455,10 @@ class SrtImporter {
              "lists itself and has no such proxy");
       }
     }
-    for (const char* key : {"mitmProxy", "tlsTerminate", "parentProxy", "filterRequest",
-                            "allowPlaintextHeaderSet", "stripResponseHeaders",
-                            "refuseOpaqueTunnels", "requireHostMatch", "ambiguousRequestTarget",
-                            "allowMachLookup", "deniedDomainReasons", "strictAllowlist"}) {
+    for (const char* key :
+         {"mitmProxy", "tlsTerminate", "parentProxy", "filterRequest", "allowPlaintextHeaderSet",
+          "stripResponseHeaders", "refuseOpaqueTunnels", "requireHostMatch",
+          "ambiguousRequestTarget", "allowMachLookup", "deniedDomainReasons", "strictAllowlist"}) {
       if (network.contains(key)) {
         Warn(std::string("/network/") + key,
              std::string("'") + key + "' tunes srt's proxy or its messages; no Ward meaning");
@@ -526,7 +497,8 @@ class SrtImporter {
       if (deny) {
         Error(at, "the path " + why + ", which a Ward policy cannot hold; dropping it would widen");
       } else {
-        Warn(at, "the path " + why + ", which a Ward policy cannot hold; not translated (narrower)");
+        Warn(at,
+             "the path " + why + ", which a Ward policy cannot hold; not translated (narrower)");
       }
       return std::nullopt;
     }
@@ -540,8 +512,9 @@ class SrtImporter {
       if (glob) {
         const std::string why = "uses '?' or '[...]', which Ward paths cannot say (W1046)";
         if (deny) {
-          Error(at, "'" + CommentText(path) + "' " + why + "; dropping it would widen: write "
-                                                           "'*' or one path per alternative");
+          Error(at, "'" + CommentText(path) + "' " + why +
+                        "; dropping it would widen: write "
+                        "'*' or one path per alternative");
         } else {
           Warn(at, "'" + CommentText(path) + "' " + why + "; not translated (narrower)");
         }
@@ -562,14 +535,15 @@ class SrtImporter {
     Parts parts;
     if (path == "~" || path.rfind("~/", 0) == 0) {
       parts = {"~"};
-      for (const std::string& p : Split(path.substr(1))) parts.push_back(p);
+      for (const std::string& p : PathComponents(path.substr(1))) parts.push_back(p);
     } else {
       if (path[0] == '~') {
-        Warn(at, "'" + CommentText(path) + "': srt does not expand ~user; read, as srt does, "
-                                           "relative to --cwd");
+        Warn(at, "'" + CommentText(path) +
+                     "': srt does not expand ~user; read, as srt does, "
+                     "relative to --cwd");
       }
       parts = path[0] == '/' ? Parts{} : cwd_;
-      for (const std::string& p : Split(path)) parts.push_back(p);
+      for (const std::string& p : PathComponents(path)) parts.push_back(p);
     }
     // `.` and `..` folded as path.resolve folds them; `dir/**` is `dir`.
     Parts folded;
@@ -699,9 +673,10 @@ class SrtImporter {
             for (Parts& p : *v) credential_denies_.emplace_back(std::move(p), at);
           }
         } else {
-          Error(at, "mode 'mask' hands the workload a stand-in that srt's proxy swaps for the "
-                    "secret; Ward cannot, and reading the file would then give the secret "
-                    "itself: use mode 'deny'");
+          Error(at,
+                "mode 'mask' hands the workload a stand-in that srt's proxy swaps for the "
+                "secret; Ward cannot, and reading the file would then give the secret "
+                "itself: use mode 'deny'");
         }
       }
     }
@@ -733,7 +708,7 @@ class SrtImporter {
     auto add_mandatory = [&](const std::string& rel) {
       Parts p = cwd_;
       p.push_back("**");
-      for (const std::string& s : Split(rel)) p.push_back(s);
+      for (const std::string& s : PathComponents(rel)) p.push_back(s);
       mandatory.emplace_back(p, "");
     };
     for (const char* f : kDangerousFiles) add_mandatory(f);
@@ -770,7 +745,8 @@ class SrtImporter {
     }
     for (const char* p : kAlwaysWritable) {
       Parts w = p[0] == '~' ? Parts{"~"} : Parts{};
-      for (const std::string& s : Split(p[0] == '~' ? std::string(p + 1) : std::string(p))) {
+      for (const std::string& s :
+           PathComponents(p[0] == '~' ? std::string(p + 1) : std::string(p))) {
         w.push_back(s);
       }
       fs_.push_back({"write", true, w, "", "srt always lets the sandbox write here"});
@@ -816,7 +792,8 @@ class SrtImporter {
       if (!done.insert(d).second) continue;
       fs_.push_back({rights, false, d, at,
                      at.empty() ? "srt's mandatory denies: at every depth below --cwd, and again "
-                                  "under each write root there" : ""});
+                                  "under each write root there"
+                                : ""});
       auto star = std::find(d.begin(), d.end(), "**");
       if (star == d.end()) continue;
       const Parts prefix(d.begin(), star);
@@ -837,7 +814,8 @@ class SrtImporter {
     std::string out = "ward 1\n\n";
     out += "// Imported by `ward import --from srt` from " + CommentText(options_.source) +
            " (srt 0.0.83 settings),\n";
-    out += "// with --cwd " + CommentText(options_.cwd) + ". srt's precedence is kept: reads are "
+    out += "// with --cwd " + CommentText(options_.cwd) +
+           ". srt's precedence is kept: reads are "
            "open, an\n// allowRead wins over a denyRead of the same path, a denyWrite wins at "
            "any depth.\n";
     if (!warnings_.empty()) {
@@ -856,7 +834,8 @@ class SrtImporter {
     for (size_t i = 0; i < fs_.size();) {
       const PathRule& r = fs_[i];
       if (!r.comment.empty()) out += "    // " + r.comment + "\n";
-      const std::string head = std::string("    ") + (r.allow ? "allow " : "deny ") + r.rights + " ";
+      const std::string head =
+          std::string("    ") + (r.allow ? "allow " : "deny ") + r.rights + " ";
       out += head + Quoted(Join(r.path));
       size_t j = i + 1;
       if (r.origin.empty()) {

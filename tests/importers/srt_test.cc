@@ -166,7 +166,8 @@ TEST_CASE("srt: the README's complete example decides as srt does", "[srt]") {
 }
 
 TEST_CASE("srt: a denyWrite wins over a deeper allowWrite", "[srt]") {
-  auto p = Import(Settings("", R"(, "allowWrite": [".", "secrets/public"], "denyWrite": ["secrets"])"));
+  auto p =
+      Import(Settings("", R"(, "allowWrite": [".", "secrets/public"], "denyWrite": ["secrets"])"));
   CHECK(p->Write("/w/proj/secrets/public/key.pub") == "deny");
   CHECK(p->Write("/w/proj/secrets/x") == "deny");
   CHECK(p->Write("/w/proj/src/x") == "allow");
@@ -197,7 +198,8 @@ TEST_CASE("srt: reads: the same path allowed wins, a deeper deny wins, a leaf gl
   CHECK(deeper->Read("/data/pub/secret/x") == "deny");
   // A leaf glob deny beats a deeper folder's allow (srt's late denies).
   auto leaf = Import(Settings(
-      "", R"(, "denyRead": ["/w", "/w/**/.env"], "allowRead": ["/w/src"], "allowWrite": ["/w/out"])"));
+      "",
+      R"(, "denyRead": ["/w", "/w/**/.env"], "allowRead": ["/w/src"], "allowWrite": ["/w/out"])"));
   CHECK(leaf->Read("/w/src/main.c") == "allow");
   CHECK(leaf->Read("/w/src/.env") == "deny");
   CHECK(leaf->Read("/w/src/a/b/.env") == "deny");
@@ -207,7 +209,8 @@ TEST_CASE("srt: reads: the same path allowed wins, a deeper deny wins, a leaf gl
 }
 
 TEST_CASE("srt: '*' may match nothing, as in srt; relative, ~ and dir/** paths", "[srt]") {
-  auto p = Import(Settings("", R"(, "allowWrite": ["."], "denyWrite": ["secret*.txt", "~/.aws", "build/**"])"));
+  auto p = Import(
+      Settings("", R"(, "allowWrite": ["."], "denyWrite": ["secret*.txt", "~/.aws", "build/**"])"));
   CHECK(p->Write("/w/proj/secret.txt") == "deny");
   CHECK(p->Write("/w/proj/secret-1.txt") == "deny");
   CHECK(p->Write("/w/proj/public.txt") == "allow");
@@ -240,8 +243,7 @@ TEST_CASE("srt: domains, ports, addresses", "[srt]") {
 
 TEST_CASE("srt: what srt refuses is refused, at its pointer", "[srt]") {
   CHECK(Refused("[]") == "#: the settings must be a JSON object\n");
-  CHECK(Refused("{") ==
-        "#: not valid JSON (srt reads its settings with JSON.parse)\n");
+  CHECK(Refused("{") == "#: not valid JSON (srt reads its settings with JSON.parse)\n");
   CHECK(Refused(R"({"filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}})") ==
         "#: missing 'network' (srt requires it and refuses the file)\n");
   CHECK(Refused(Settings(R"(, "allowedDomains": ["*.com"])", "")) ==
