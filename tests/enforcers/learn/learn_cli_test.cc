@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -197,6 +198,20 @@ std::string PersistentWrite(const std::string& work) {
          "files it must write\n";
 }
 
+// Filesystem grants as `ward learn` writes them: in path order (where the
+// scratch directory sorts depends on where the build tree is).
+std::string InPathOrder(std::vector<std::pair<std::string, std::string>> rules) {
+  std::sort(rules.begin(), rules.end());
+  std::string out;
+  for (const auto& [path, text] : rules) out += text;
+  return out;
+}
+
+// The write grant of the working directory `work`, with its comment.
+std::string WorkGrant(const std::string& work) {
+  return PersistentWrite(work) + "    allow read write \"" + work + "\"\n";
+}
+
 // A control policy: `base` (imported from `file`) plus one grant.
 std::string Control(const std::string& file, const std::string& base, const std::string& grant) {
   const std::string path = kRootDir + "/control-" + base + ".ward";
@@ -241,10 +256,9 @@ s.close()
             "policy python3-learned extends linux-base {\n"
             "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
             "does not exist)\n"
-            "  filesystem {\n"
-            "    allow read \"/etc/locale.alias\"\n" +
-            PersistentWrite(work) + "    allow read write \"" + work +
-            "\"\n"
+            "  filesystem {\n" +
+            InPathOrder({{"/etc/locale.alias", "    allow read \"/etc/locale.alias\"\n"},
+                         {work, WorkGrant(work)}}) +
             "  }\n"
             "  network {\n"
             "    allow tcp to \"svc.learn.test\" port 8081\n"
@@ -304,11 +318,10 @@ TEST_CASE("ward learn: git clone of a local repository", "[root]") {
             "policy git-learned extends linux-base {\n"
             "  // not granted: unix socket /var/run/nscd/socket (the workload tried it; it "
             "does not exist)\n"
-            "  filesystem {\n"
-            "    allow read \"/etc/gitconfig\"\n"
-            "    allow read \"/etc/locale.alias\"\n" +
-            PersistentWrite(work) + "    allow read write \"" + work +
-            "\"\n"
+            "  filesystem {\n" +
+            InPathOrder({{"/etc/gitconfig", "    allow read \"/etc/gitconfig\"\n"},
+                         {"/etc/locale.alias", "    allow read \"/etc/locale.alias\"\n"},
+                         {work, WorkGrant(work)}}) +
             "  }\n"
             "  syscalls {\n"
             "    arch x86_64\n"
@@ -341,11 +354,10 @@ TEST_CASE("ward learn: make builds a tiny C program", "[root]") {
             ". Review it: it grants what that run did, no more.\n\n"
             "import \"std/linux.ward\"\n\n"
             "policy make-learned extends linux-base {\n"
-            "  filesystem {\n"
-            "    allow read \"/etc/locale.alias\"\n"
-            "    allow read write \"/tmp\"\n" +
-            PersistentWrite(work) + "    allow read write \"" + work +
-            "\"\n"
+            "  filesystem {\n" +
+            InPathOrder({{"/etc/locale.alias", "    allow read \"/etc/locale.alias\"\n"},
+                         {"/tmp", "    allow read write \"/tmp\"\n"},
+                         {work, WorkGrant(work)}}) +
             "  }\n"
             "  syscalls {\n"
             "    arch x86_64\n"
@@ -410,25 +422,21 @@ TEST_CASE("ward learn --merge adds what a new run needed and prints the diff", "
   const Run r = WardIn(dir + "/run", "learn --merge " + existing + " -o " + merged + " -- " + cmd);
   INFO(r.err);
   REQUIRE(r.status == 0);
+  // The added grants in path order, numbered from line 10.
+  const std::string etc = "/etc/locale.alias", mine = dir + "/b/y.txt";
+  const bool etc_first = etc < mine;
+  const std::string first = etc_first ? etc : mine, second = etc_first ? mine : etc;
   CHECK(Slurp(merged) ==
         "ward 1\n\nimport \"std/linux.ward\"\n\npolicy tool extends linux-base {\n"
         "  filesystem {\n    allow read \"" +
             dir +
             "/a\"\n\n"
             "    // added by ward learn --merge\n"
-            "    allow read \"/etc/locale.alias\"\n"
             "    allow read \"" +
-            dir + "/b/y.txt\"\n  }\n}\n");
-  CHECK(r.out ==
-        "+ read /etc/locale.alias\n"
-        "  " +
-            merged +
-            ":10:5: allow read \"/etc/locale.alias\"\n"
-            "+ read " +
-            dir +
-            "/b/y.txt\n"
-            "  " +
-            merged + ":11:5: allow read \"" + dir + "/b/y.txt\"\n");
+            first + "\"\n    allow read \"" + second + "\"\n  }\n}\n");
+  CHECK(r.out == "+ read " + etc + "\n  " + merged + (etc_first ? ":10" : ":11") +
+                     ":5: allow read \"" + etc + "\"\n+ read " + mine + "\n  " + merged +
+                     (etc_first ? ":11" : ":10") + ":5: allow read \"" + mine + "\"\n");
   CHECK(r.err.find("ward learn: ward diff " + existing + " " + merged + ":\n") !=
         std::string::npos);
   // The merged policy runs the command; the one before refuses its second read.
