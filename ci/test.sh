@@ -14,7 +14,8 @@ jobs=$(nproc)
 cmake --preset asan >/dev/null
 cmake --build build/asan -j"$jobs"
 cmake --preset fuzz >/dev/null
-cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend ward_fuzz_import ward_fuzz_bundle ward_fuzz_srt
+cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend ward_fuzz_import ward_fuzz_bundle ward_fuzz_srt \
+  ward_fuzz_kafel
 
 logs=$(mktemp -d)
 status=0
@@ -28,7 +29,7 @@ status=0
 export WARD_PROPERTY_SCALE=0.25
 # The fuzz runs are tests in their own tree, one after another on one core
 # while the suite uses the rest: fuzz_frontend_60s, fuzz_import_300s,
-# fuzz_bundle_30s and fuzz_srt_30s, 7 minutes in all. The import fuzzer needs seconds to a
+# fuzz_bundle_30s, fuzz_srt_30s and fuzz_kafel_30s, 7.5 minutes in all. The import fuzzer needs seconds to a
 # minute from its seeds to reach the class of its W1043 finding, and byte
 # mutations alone did not in ten minutes (tests/fuzz/README.md): 300 s leaves
 # it room for the next such class.

@@ -31,6 +31,7 @@ struct ImportFlags {
   std::string kernel;
   std::string std_dir;
   std::string cwd;
+  std::vector<std::string> include_dirs;
   bool strict = false;
   OutputFlags output;
 };
@@ -76,6 +77,8 @@ int RunImport(const ImportFlags& flags) {
     }
   }
   options.from = flags.from;
+  options.path = flags.file;
+  options.include_dirs = flags.include_dirs;
   const importers::ImportFormat* format = importers::FindImportFormat(flags.from);
   if (!format) {
     std::cerr << "ward import: unknown format '" << flags.from << "'\n";
@@ -162,6 +165,8 @@ void AddImportCommand(CLI::App& app, int* exit_code) {
                   "kernel version that decides minKernel (default: new enough for all)");
   cmd->add_option("--cwd", flags->cwd,
                   "srt: the folder srt would run in (relative paths, mandatory denies)");
+  cmd->add_option("-I,--include-dir", flags->include_dirs,
+                  "kafel: a folder `#include` looks in after the including file's own");
   cmd->add_flag("--strict", flags->strict, "every warning is an error: nothing is written");
   cmd->add_option("--std", flags->std_dir, "standard library folder (for the check)");
   cmd->add_option("--color", flags->output.color, "colour: auto, always or never")

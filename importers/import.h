@@ -44,6 +44,10 @@ struct ImportOptions {
   // srt: the absolute folder srt would run in (relative paths and the
   // mandatory write denies are anchored there).
   std::string cwd;
+  // kafel: the input's path (empty: standard input), whose folder an
+  // `#include` is looked for in first, then each of `include_dirs`.
+  std::string path;
+  std::vector<std::string> include_dirs;
 };
 
 struct ImportResult {

@@ -1,6 +1,7 @@
 #include "importers/registry.h"
 
 #include "importers/docker_seccomp.h"
+#include "importers/kafel/kafel.h"
 #include "importers/spo_seccomp.h"
 #include "importers/srt/srt.h"
 
@@ -13,6 +14,8 @@ const std::vector<ImportFormat>& ImportFormats() {
        false},
       {"srt", "srt (@anthropic-ai/sandbox-runtime) settings, as Claude Code's sandbox reads them",
        ImportSrt, true},
+      {"kafel", "a kafel policy (nsjail's seccomp policy language), for x86_64", ImportKafel,
+       false},
   };
   return kFormats;
 }
