@@ -80,11 +80,43 @@ struct Failure {
 };
 
 enum class T {
-  kEnd, kIdent, kNumber,
-  kSyscall, kAllow, kLog, kUserNotif, kErrno, kKillProcess, kKill, kDeny, kTrap, kTrace,
-  kUse, kPolicy, kDefault, kOn, kDefine,
-  kEq, kNe, kLe, kLt, kGe, kGt, kOrOr, kAndAnd, kBar, kAmp,
-  kLBracket, kRBracket, kLParen, kRParen, kLBrace, kRBrace, kComma, kBang, kHash,
+  kEnd,
+  kIdent,
+  kNumber,
+  kSyscall,
+  kAllow,
+  kLog,
+  kUserNotif,
+  kErrno,
+  kKillProcess,
+  kKill,
+  kDeny,
+  kTrap,
+  kTrace,
+  kUse,
+  kPolicy,
+  kDefault,
+  kOn,
+  kDefine,
+  kEq,
+  kNe,
+  kLe,
+  kLt,
+  kGe,
+  kGt,
+  kOrOr,
+  kAndAnd,
+  kBar,
+  kAmp,
+  kLBracket,
+  kRBracket,
+  kLParen,
+  kRParen,
+  kLBrace,
+  kRBrace,
+  kComma,
+  kBang,
+  kHash,
 };
 
 struct Token {
@@ -99,11 +131,21 @@ struct Token {
 // as octal up to the first bad digit), its comments (`**/` does not close
 // one), and `#include` spliced in where it stands, at most 16 deep.
 constexpr std::pair<const char*, T> kKeywords[] = {
-    {"SYSCALL", T::kSyscall}, {"ALLOW", T::kAllow},     {"LOG", T::kLog},
-    {"USER_NOTIF", T::kUserNotif}, {"ERRNO", T::kErrno}, {"KILL_PROCESS", T::kKillProcess},
-    {"KILL_THREAD", T::kKill}, {"KILL", T::kKill},      {"DENY", T::kDeny},
-    {"TRAP", T::kTrap},       {"TRACE", T::kTrace},     {"USE", T::kUse},
-    {"POLICY", T::kPolicy},   {"DEFAULT", T::kDefault}, {"ON", T::kOn},
+    {"SYSCALL", T::kSyscall},
+    {"ALLOW", T::kAllow},
+    {"LOG", T::kLog},
+    {"USER_NOTIF", T::kUserNotif},
+    {"ERRNO", T::kErrno},
+    {"KILL_PROCESS", T::kKillProcess},
+    {"KILL_THREAD", T::kKill},
+    {"KILL", T::kKill},
+    {"DENY", T::kDeny},
+    {"TRAP", T::kTrap},
+    {"TRACE", T::kTrace},
+    {"USE", T::kUse},
+    {"POLICY", T::kPolicy},
+    {"DEFAULT", T::kDefault},
+    {"ON", T::kOn},
     {"define", T::kDefine},
 };
 
@@ -126,9 +168,13 @@ std::string CharText(char c) {
 std::optional<uint64_t> ReadUnsigned(std::string_view digits, int base) {
   uint64_t v = 0;
   for (char c : digits) {
-    int d = IsDigit(c) ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : 99;
+    int d = IsDigit(c)               ? c - '0'
+            : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+            : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                     : 99;
     if (d >= base) break;
-    if (v > (~uint64_t{0} - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base)) return std::nullopt;
+    if (v > (~uint64_t{0} - static_cast<uint64_t>(d)) / static_cast<uint64_t>(base))
+      return std::nullopt;
     v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
   }
   return v;
@@ -192,8 +238,8 @@ class Lexer {
         Include(text, &i, &at, dir, depth, advance);
         continue;
       }
-      if (IsDigit(c) || (c == '-' && i + 1 < text.size() && text[i + 1] >= '1' &&
-                         text[i + 1] <= '9')) {
+      if (IsDigit(c) ||
+          (c == '-' && i + 1 < text.size() && text[i + 1] >= '1' && text[i + 1] <= '9')) {
         Number(rest, at);
         advance(out_->back().text.size());
         continue;
@@ -210,11 +256,11 @@ class Lexer {
         continue;
       }
       static constexpr std::pair<const char*, T> kPunct[] = {
-          {"==", T::kEq},     {"!=", T::kNe},     {"<=", T::kLe},       {">=", T::kGe},
-          {"||", T::kOrOr},   {"&&", T::kAndAnd}, {"<", T::kLt},        {">", T::kGt},
-          {"|", T::kBar},     {"&", T::kAmp},     {"[", T::kLBracket},  {"]", T::kRBracket},
-          {"(", T::kLParen},  {")", T::kRParen},  {"{", T::kLBrace},    {"}", T::kRBrace},
-          {",", T::kComma},   {"!", T::kBang},    {"#", T::kHash},
+          {"==", T::kEq},    {"!=", T::kNe},     {"<=", T::kLe},      {">=", T::kGe},
+          {"||", T::kOrOr},  {"&&", T::kAndAnd}, {"<", T::kLt},       {">", T::kGt},
+          {"|", T::kBar},    {"&", T::kAmp},     {"[", T::kLBracket}, {"]", T::kRBracket},
+          {"(", T::kLParen}, {")", T::kRParen},  {"{", T::kLBrace},   {"}", T::kRBrace},
+          {",", T::kComma},  {"!", T::kBang},    {"#", T::kHash},
       };
       bool matched = false;
       for (const auto& [p, kind] : kPunct) {
@@ -296,8 +342,8 @@ class Lexer {
       const Place place = *at;
       advance(close + 1 - *i);
       if (depth >= kMaxIncludeDepth) {
-        throw Failure{place, "maximum include depth (" + std::to_string(kMaxIncludeDepth) +
-                                 ") exceeded"};
+        throw Failure{place,
+                      "maximum include depth (" + std::to_string(kMaxIncludeDepth) + ") exceeded"};
       }
       std::string path, content;
       if (!Resolve(name, dir, &path, &content)) {
@@ -437,8 +483,7 @@ class Parser {
         auto [it, fresh] = constants_.emplace(name.text, value.number);
         if (!fresh && it->second != value.number) {
           throw Failure{name.at, "Redefinition of constant `" + name.text +
-                                     "' with different value (was: " +
-                                     std::to_string(it->second) +
+                                     "' with different value (was: " + std::to_string(it->second) +
                                      " is: " + std::to_string(value.number) + ")"};
         }
         return;
@@ -520,16 +565,30 @@ class Parser {
       return a;
     };
     switch (t.kind) {
-      case T::kAllow: a.kind = ActionKind::kAllow; break;
-      case T::kLog: a.kind = ActionKind::kLog; break;
+      case T::kAllow:
+        a.kind = ActionKind::kAllow;
+        break;
+      case T::kLog:
+        a.kind = ActionKind::kLog;
+        break;
       case T::kKill:
-      case T::kDeny: a.kind = ActionKind::kKill; break;
-      case T::kKillProcess: a.kind = ActionKind::kKillProcess; break;
-      case T::kUserNotif: a.kind = ActionKind::kUserNotif; break;
-      case T::kErrno: return valued(ActionKind::kErrno, "Errno");
-      case T::kTrace: return valued(ActionKind::kTrace, "Trace");
-      case T::kTrap: return valued(ActionKind::kTrap, "Trap");
-      default: Unexpected();
+      case T::kDeny:
+        a.kind = ActionKind::kKill;
+        break;
+      case T::kKillProcess:
+        a.kind = ActionKind::kKillProcess;
+        break;
+      case T::kUserNotif:
+        a.kind = ActionKind::kUserNotif;
+        break;
+      case T::kErrno:
+        return valued(ActionKind::kErrno, "Errno");
+      case T::kTrace:
+        return valued(ActionKind::kTrace, "Trace");
+      case T::kTrap:
+        return valued(ActionKind::kTrap, "Trap");
+      default:
+        Unexpected();
     }
     Next();
     return a;
@@ -600,10 +659,9 @@ class Parser {
   static std::string KafelArch(std::string name) {
     for (char& c : name) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
     static const std::map<std::string, std::string> kNames = {
-        {"arm", "arm"},       {"aarch64", "aarch64"}, {"arm64", "aarch64"},
-        {"x86_64", "x86_64"}, {"amd64", "x86_64"},    {"x86", "x86"},
-        {"i386", "x86"},      {"mips", "mips"},       {"mipso32", "mips"},
-        {"mips64", "mips64"}, {"riscv64", "riscv64"}, {"rv64", "riscv64"},
+        {"arm", "arm"},      {"aarch64", "aarch64"}, {"arm64", "aarch64"},   {"x86_64", "x86_64"},
+        {"amd64", "x86_64"}, {"x86", "x86"},         {"i386", "x86"},        {"mips", "mips"},
+        {"mipso32", "mips"}, {"mips64", "mips64"},   {"riscv64", "riscv64"}, {"rv64", "riscv64"},
         {"m68k", "m68k"}};
     auto it = kNames.find(name);
     return it == kNames.end() ? "" : it->second;
@@ -616,8 +674,8 @@ class Parser {
     int child = l->depth;
     if (r) child = std::max(child, r->depth);
     if (child >= kMaxExpressionDepth) {
-      throw Failure{at, "Max expression depth (" + std::to_string(kMaxExpressionDepth) +
-                            ") exceeded"};
+      throw Failure{at,
+                    "Max expression depth (" + std::to_string(kMaxExpressionDepth) + ") exceeded"};
     }
     e->depth = child + 1;
     e->left = std::move(l);
@@ -628,8 +686,8 @@ class Parser {
   struct Nest {
     explicit Nest(Parser* p) : p_(p) {
       if (++p_->nesting_ > kMaxNesting) {
-        throw Failure{p_->Peek().at, "expression nested more than " +
-                                         std::to_string(kMaxNesting) + " deep"};
+        throw Failure{p_->Peek().at,
+                      "expression nested more than " + std::to_string(kMaxNesting) + " deep"};
       }
     }
     ~Nest() { --p_->nesting_; }
@@ -663,13 +721,20 @@ class Parser {
   }
   static std::optional<Op> Comparison(T kind) {
     switch (kind) {
-      case T::kEq: return Op::kEq;
-      case T::kNe: return Op::kNe;
-      case T::kLt: return Op::kLt;
-      case T::kLe: return Op::kLe;
-      case T::kGt: return Op::kGt;
-      case T::kGe: return Op::kGe;
-      default: return std::nullopt;
+      case T::kEq:
+        return Op::kEq;
+      case T::kNe:
+        return Op::kNe;
+      case T::kLt:
+        return Op::kLt;
+      case T::kLe:
+        return Op::kLe;
+      case T::kGt:
+        return Op::kGt;
+      case T::kGe:
+        return Op::kGe;
+      default:
+        return std::nullopt;
     }
   }
   std::unique_ptr<Expr> Primary() {
@@ -767,29 +832,44 @@ struct Bits {
 
 WardAction ToWard(const KafelAction& a) {
   switch (a.kind) {
-    case ActionKind::kAllow: return {WardActionKind::kAllow, 0};
-    case ActionKind::kLog: return {WardActionKind::kLog, 0};
-    case ActionKind::kUserNotif: return {WardActionKind::kNotify, 0};
+    case ActionKind::kAllow:
+      return {WardActionKind::kAllow, 0};
+    case ActionKind::kLog:
+      return {WardActionKind::kLog, 0};
+    case ActionKind::kUserNotif:
+      return {WardActionKind::kNotify, 0};
     case ActionKind::kErrno:
       return {WardActionKind::kErrno, static_cast<int>(std::clamp<uint64_t>(a.value, 1, 4095))};
-    case ActionKind::kTrace: return {WardActionKind::kErrno, 38};  // ENOSYS
-    case ActionKind::kTrap: return {WardActionKind::kTrap, 0};
-    case ActionKind::kKill: return {WardActionKind::kKillThread, 0};
-    case ActionKind::kKillProcess: return {WardActionKind::kKill, 0};
+    case ActionKind::kTrace:
+      return {WardActionKind::kErrno, 38};  // ENOSYS
+    case ActionKind::kTrap:
+      return {WardActionKind::kTrap, 0};
+    case ActionKind::kKill:
+      return {WardActionKind::kKillThread, 0};
+    case ActionKind::kKillProcess:
+      return {WardActionKind::kKill, 0};
   }
   return {};
 }
 
 std::string KafelActionText(const KafelAction& a) {
   switch (a.kind) {
-    case ActionKind::kAllow: return "ALLOW";
-    case ActionKind::kLog: return "LOG";
-    case ActionKind::kUserNotif: return "USER_NOTIF";
-    case ActionKind::kErrno: return "ERRNO(" + std::to_string(a.value) + ")";
-    case ActionKind::kTrace: return "TRACE(" + std::to_string(a.value) + ")";
-    case ActionKind::kTrap: return "TRAP(" + std::to_string(a.value) + ")";
-    case ActionKind::kKill: return "KILL";
-    case ActionKind::kKillProcess: return "KILL_PROCESS";
+    case ActionKind::kAllow:
+      return "ALLOW";
+    case ActionKind::kLog:
+      return "LOG";
+    case ActionKind::kUserNotif:
+      return "USER_NOTIF";
+    case ActionKind::kErrno:
+      return "ERRNO(" + std::to_string(a.value) + ")";
+    case ActionKind::kTrace:
+      return "TRACE(" + std::to_string(a.value) + ")";
+    case ActionKind::kTrap:
+      return "TRAP(" + std::to_string(a.value) + ")";
+    case ActionKind::kKill:
+      return "KILL";
+    case ActionKind::kKillProcess:
+      return "KILL_PROCESS";
   }
   return "KILL";
 }
@@ -828,7 +908,8 @@ class Translator {
       Flatten(parser.main, parser.policies, &used);
       for (const std::string& name : parser.policy_order) {
         if (!used.count(name)) {
-          notes_.push_back("POLICY " + name + " is never USEd from the top level: kafel compiles "
+          notes_.push_back("POLICY " + name +
+                           " is never USEd from the top level: kafel compiles "
                            "only the top level, so it decides nothing");
         }
       }
@@ -864,7 +945,9 @@ class Translator {
     if (s == Severity::kError) ++errors_;
     diagnostics_->push_back(std::move(d));
   }
-  void Warning(Place at, std::string message) { Report(Severity::kWarning, at, std::move(message)); }
+  void Warning(Place at, std::string message) {
+    Report(Severity::kWarning, at, std::move(message));
+  }
 
   std::string PlaceText(Place at) const {
     std::string out = at.file == 0 ? "" : files_[at.file] + ":";
@@ -1055,9 +1138,12 @@ class Translator {
       return out;
     };
     switch (op) {
-      case Op::kEq: return eq();
-      case Op::kNe: return complement(eq());
-      case Op::kLt: return lt();
+      case Op::kEq:
+        return eq();
+      case Op::kNe:
+        return complement(eq());
+      case Op::kLt:
+        return lt();
       case Op::kLe: {
         auto out = lt();
         for (const Cube& k : eq()) out.push_back(k);
@@ -1068,8 +1154,10 @@ class Translator {
         for (const Cube& k : eq()) le.push_back(k);
         return complement(le);
       }
-      case Op::kGe: return complement(lt());
-      default: return {};
+      case Op::kGe:
+        return complement(lt());
+      default:
+        return {};
     }
   }
 
@@ -1082,22 +1170,39 @@ class Translator {
       const uint64_t a = l.c & w, b = r.c & w;
       bool holds = false;
       switch (op) {
-        case Op::kEq: holds = a == b; break;
-        case Op::kNe: holds = a != b; break;
-        case Op::kLt: holds = a < b; break;
-        case Op::kLe: holds = a <= b; break;
-        case Op::kGt: holds = a > b; break;
-        case Op::kGe: holds = a >= b; break;
-        default: break;
+        case Op::kEq:
+          holds = a == b;
+          break;
+        case Op::kNe:
+          holds = a != b;
+          break;
+        case Op::kLt:
+          holds = a < b;
+          break;
+        case Op::kLe:
+          holds = a <= b;
+          break;
+        case Op::kGt:
+          holds = a > b;
+          break;
+        case Op::kGe:
+          holds = a >= b;
+          break;
+        default:
+          break;
       }
       return holds ? kafel::Universe() : Region{};
     }
     if (r.arg >= 0) {
       std::swap(l, r);
-      if (op == Op::kLt) op = Op::kGt;
-      else if (op == Op::kGt) op = Op::kLt;
-      else if (op == Op::kLe) op = Op::kGe;
-      else if (op == Op::kGe) op = Op::kLe;
+      if (op == Op::kLt)
+        op = Op::kGt;
+      else if (op == Op::kGt)
+        op = Op::kLt;
+      else if (op == Op::kLe)
+        op = Op::kGe;
+      else if (op == Op::kGe)
+        op = Op::kLe;
     }
     std::vector<Cube> cubes = Solve(op, l.m, l.c, r.c, w);
     const int i = l.arg;
@@ -1116,14 +1221,16 @@ class Translator {
     if (region.empty()) return region;
     if (kafel::Covers(region)) return kafel::Universe();
     const ParamType pt = static_cast<size_t>(i) < ctx->params.size() ? ctx->params[i] : ParamType{};
-    const std::string what = "`" + l.var + "' (arg" + std::to_string(i) + " of " + ctx->syscall + ")";
+    const std::string what =
+        "`" + l.var + "' (arg" + std::to_string(i) + " of " + ctx->syscall + ")";
     if (pt.kind == ParamKind::kPointer) {
       throw Failure{e.at, "a condition on " + what +
                               ", a pointer: the kernel reads what it points to after the check, "
                               "so Ward does not filter it (W1015)"};
     }
     if (pt.kind != ParamKind::kScalar) {
-      throw Failure{e.at, "a condition on " + what + ": Ward does not know that parameter's type "
+      throw Failure{e.at, "a condition on " + what +
+                              ": Ward does not know that parameter's type "
                               "on x86_64, so it cannot compare it"};
     }
     if (pt.bits >= 64) return region;
@@ -1151,9 +1258,10 @@ class Translator {
       narrowed.push_back(k);
     }
     if (depends) {
-      Warning(e.at, "kafel compares " + std::string(l.wide ? "all 64 bits" : "more bits") +
-                        " of " + what + " here, Ward only the " + std::to_string(pt.bits) +
-                        " bits the kernel reads (" + pt.c_type + "): calls are decided as kafel "
+      Warning(e.at, "kafel compares " + std::string(l.wide ? "all 64 bits" : "more bits") + " of " +
+                        what + " here, Ward only the " + std::to_string(pt.bits) +
+                        " bits the kernel reads (" + pt.c_type +
+                        "): calls are decided as kafel "
                         "decides them for the value " +
                         (pt.is_signed ? "sign" : "zero") + "-extended");
     }
@@ -1162,16 +1270,21 @@ class Translator {
 
   Region Eval(const Expr& e, Context* ctx) {
     switch (e.op) {
-      case Op::kAnd: return kafel::And(Eval(*e.left, ctx), Eval(*e.right, ctx));
-      case Op::kOr: return kafel::Or(Eval(*e.left, ctx), Eval(*e.right, ctx));
-      case Op::kNot: return kafel::Not(Eval(*e.left, ctx));
+      case Op::kAnd:
+        return kafel::And(Eval(*e.left, ctx), Eval(*e.right, ctx));
+      case Op::kOr:
+        return kafel::Or(Eval(*e.left, ctx), Eval(*e.right, ctx));
+      case Op::kNot:
+        return kafel::Not(Eval(*e.left, ctx));
       case Op::kEq:
       case Op::kNe:
       case Op::kLt:
       case Op::kLe:
       case Op::kGt:
-      case Op::kGe: return Atom(e, ctx);
-      default: break;
+      case Op::kGe:
+        return Atom(e, ctx);
+      default:
+        break;
     }
     throw Failure{e.at, "internal: not a condition"};
   }
@@ -1247,7 +1360,11 @@ class Translator {
               rules_[g->second].names.push_back(*name);
             }
           } else {
-            for (const Box& b : keep) rules_.push_back({a, {*name}, Conditions(b, ctx), origin});
+            if (auto one = Compact(keep, ctx)) {
+              rules_.push_back({a, {*name}, {*one}, origin});
+            } else {
+              for (const Box& b : keep) rules_.push_back({a, {*name}, Conditions(b, ctx), origin});
+            }
           }
           if (kafel::Covers(seen)) break;
         }
@@ -1257,6 +1374,45 @@ class Translator {
                    " argument regions: too complex to import");
       }
     }
+  }
+
+  // One condition for a region over one argument that is a few values
+  // (`in [..]`) or all but a few (`!=`, `not in [..]`); nullopt otherwise.
+  static std::optional<std::string> Compact(const Region& keep, const Context& ctx) {
+    int arg = -1;
+    for (const Box& b : keep) {
+      for (size_t i = 0; i < 6; ++i) {
+        if (b.args[i].mask == 0) continue;
+        if (arg >= 0 && static_cast<size_t>(arg) != i) return std::nullopt;
+        arg = static_cast<int>(i);
+      }
+    }
+    if (arg < 0) return std::nullopt;
+    const size_t i = static_cast<size_t>(arg);
+    const int bits = i < ctx.params.size() && ctx.params[i].bits > 0 ? ctx.params[i].bits : 64;
+    auto points = [&](const Region& r) -> std::optional<std::vector<uint64_t>> {
+      std::vector<uint64_t> out;
+      for (const Box& b : r) {
+        if (b.args[i].mask != WidthMask(bits)) return std::nullopt;
+        out.push_back(b.args[i].value);
+      }
+      std::sort(out.begin(), out.end());
+      return out;
+    };
+    auto list = [](const std::vector<uint64_t>& values) {
+      std::string out;
+      for (uint64_t v : values) out += (out.empty() ? "" : ", ") + Hex(v);
+      return "[" + out + "]";
+    };
+    const std::string a = "arg" + std::to_string(arg);
+    if (auto p = points(keep); p && p->size() > 1 && p->size() <= 16) {
+      return a + " in " + list(*p);
+    }
+    const Region rest = kafel::Not(keep);
+    if (auto p = points(rest); p && !p->empty() && p->size() <= 16) {
+      return p->size() == 1 ? a + " != " + Hex(p->front()) : a + " not in " + list(*p);
+    }
+    return std::nullopt;
   }
 
   static std::vector<std::string> Conditions(const Box& b, const Context& ctx) {
@@ -1282,7 +1438,8 @@ class Translator {
         "the calls no earlier kafel rule matched, so Ward's precedence decides them alike."};
     if (!renamed_.empty()) {
       std::string list;
-      for (const auto& [from, to] : renamed_) list += (list.empty() ? "" : ", ") + from + " is " + to;
+      for (const auto& [from, to] : renamed_)
+        list += (list.empty() ? "" : ", ") + from + " is " + to;
       notes_.push_back("kafel's names differ from the kernel's here: " + list);
     }
     if (skipped_ > 0) {
@@ -1296,10 +1453,10 @@ class Translator {
     }
     for (const ImportDiagnostic& w : *diagnostics_) {
       if (w.severity != Severity::kWarning) continue;
-      h.push_back("warning: " +
-                  (w.line > 0 ? std::to_string(w.line) + ":" + std::to_string(w.column) + ": "
-                              : "") +
-                  w.message);
+      h.push_back(
+          "warning: " +
+          (w.line > 0 ? std::to_string(w.line) + ":" + std::to_string(w.column) + ": " : "") +
+          w.message);
     }
     for (const std::string& n : notes_) h.push_back("note: " + n);
     WardPolicy p;

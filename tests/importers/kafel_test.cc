@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "backends/seccomp/seccomp_backend.h"
 #include "importers/checked_import.h"
 #include "importers/kafel/kafel.h"
-#include "backends/seccomp/seccomp_backend.h"
 #include "tests/backends/seccomp/seccomp_fixture.h"
 
 namespace ward::test {
@@ -68,10 +68,10 @@ uint32_t WardRet(uint32_t ret) {
 }
 
 bool Refusal(const std::string& diagnostics) {
-  for (const char* known : {"compares two arguments", "a pointer: the kernel reads",
-                            "is not in x86_64's kernel table", "ERRNO(0)", "too complex to import",
-                            "Ward's IR cannot hold them",
-                            "Ward does not know that parameter's type"}) {
+  for (const char* known :
+       {"compares two arguments", "a pointer: the kernel reads", "is not in x86_64's kernel table",
+        "ERRNO(0)", "too complex to import", "Ward's IR cannot hold them",
+        "Ward does not know that parameter's type"}) {
     if (diagnostics.find(known) != std::string::npos) return true;
   }
   return false;
@@ -86,7 +86,8 @@ void RunCases(const std::string& file, Tally* tally) {
   for (const auto& c : cases) {
     const std::string policy = c["policy"].get<std::string>();
     std::vector<std::string> include_dirs;
-    if (c["include_dir"].is_string()) include_dirs.push_back(kData + "/" + c["include_dir"].get<std::string>());
+    if (c["include_dir"].is_string())
+      include_dirs.push_back(kData + "/" + c["include_dir"].get<std::string>());
     auto imported = Import(kData + "/" + policy, include_dirs);
     const importers::ImportResult& r = imported->checked.result;
     INFO(policy << "\n" << Slurp(kData + "/" + policy) << "\n" << imported->Diagnostics());
@@ -103,7 +104,8 @@ void RunCases(const std::string& file, Tally* tally) {
       continue;
     }
     INFO(r.text);
-    const bool narrowed = imported->Diagnostics().find("bits the kernel reads") != std::string::npos;
+    const bool narrowed =
+        imported->Diagnostics().find("bits the kernel reads") != std::string::npos;
     auto compiled = CompileWith(backend::SeccompBackend(), r.text);
     if (!compiled->result.ok) {
       // A filter past the kernel's 4096 instructions: Ward refuses it
@@ -144,10 +146,11 @@ void RunCases(const std::string& file, Tally* tally) {
           continue;
         }
       }
-      const uint32_t kafel = static_cast<uint32_t>(std::stoul(check["ret"].get<std::string>(), nullptr, 16));
+      const uint32_t kafel =
+          static_cast<uint32_t>(std::stoul(check["ret"].get<std::string>(), nullptr, 16));
       const cbpf::Outcome o = Interpret(program, Arch::kX86_64, nr, args);
-      INFO("nr " << nr << " args " << args[0] << " " << args[1] << " " << args[2] << " "
-                 << args[3] << " " << args[4] << " " << args[5]);
+      INFO("nr " << nr << " args " << args[0] << " " << args[1] << " " << args[2] << " " << args[3]
+                 << " " << args[4] << " " << args[5]);
       REQUIRE(o.error.empty());
       CHECK(o.ret == WardRet(kafel));
       ++tally->checks;
@@ -185,21 +188,22 @@ TEST_CASE("kafel: nsjail's bash config, exactly") {
   auto imported = Import(kData + "/policies/nsjail/bash-with-fake-geteuid.policy");
   INFO(imported->Diagnostics());
   REQUIRE(imported->checked.result.ok);
-  CHECK(imported->checked.result.text ==
-        "// Imported from bash-with-fake-geteuid.policy by `ward import --from kafel`, for x86_64.\n"
-        "// kafel decides a call by the first rule that matches it: each rule below holds only\n"
-        "// the calls no earlier kafel rule matched, so Ward's precedence decides them alike.\n"
-        "// note: kafel sends x32 calls (numbers from 0x40000000) to DEFAULT ALLOW; Ward kills them\n"
-        "\n"
-        "policy imported {\n"
-        "    syscalls {\n"
-        "        arch x86_64\n"
-        "        default allow\n"
-        "        errno 1337 geteuid\n"
-        "        errno EPERM ptrace, sched_setaffinity\n"
-        "        kill syslog\n"
-        "    }\n"
-        "}\n");
+  CHECK(
+      imported->checked.result.text ==
+      "// Imported from bash-with-fake-geteuid.policy by `ward import --from kafel`, for x86_64.\n"
+      "// kafel decides a call by the first rule that matches it: each rule below holds only\n"
+      "// the calls no earlier kafel rule matched, so Ward's precedence decides them alike.\n"
+      "// note: kafel sends x32 calls (numbers from 0x40000000) to DEFAULT ALLOW; Ward kills them\n"
+      "\n"
+      "policy imported {\n"
+      "    syscalls {\n"
+      "        arch x86_64\n"
+      "        default allow\n"
+      "        errno 1337 geteuid\n"
+      "        errno EPERM ptrace, sched_setaffinity\n"
+      "        kill syslog\n"
+      "    }\n"
+      "}\n");
 }
 
 TEST_CASE("kafel: first match kept where Ward's precedence would differ") {
@@ -228,7 +232,8 @@ TEST_CASE("kafel: what kafel refuses, with kafel's words and place") {
       {"ERRNO(65536) { read }", "1:7: Errno value 65536 out of range (0-65535)"},
       {"DEFAULT KILL DEFAULT ALLOW", "1:14: Redefinition of default action"},
       {"USE nosuch", "1:5: Undefined policy `nosuch'"},
-      {"#define X 1\n#define X 2", "2:9: Redefinition of constant `X' with different value (was: 1 is: 2)"},
+      {"#define X 1\n#define X 2",
+       "2:9: Redefinition of constant `X' with different value (was: 1 is: 2)"},
       {"ALLOW { read ON nosuch }", "1:17: Unknown architecture `nosuch'"},
       {"#include \"missing.policy\"\n", "1:10: could not include file `missing.policy'"},
       {"ALLOW { write { buf == 1 } } DEFAULT ALLOW", "W1015"},
