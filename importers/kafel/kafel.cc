@@ -994,11 +994,20 @@ class Translator {
 
   // The top level with each policy pasted in at its first USE (a later
   // USE of it could never match first).
+  // USEs nested deeper than this are refused (kafel's own stack has no
+  // bound; this one is the importer's, so a long chain cannot exhaust it).
+  static constexpr int kMaxUseDepth = 1000;
+
   void Flatten(const Policy& p, const std::map<std::string, Policy>& policies,
-               std::set<std::string>* used) {
+               std::set<std::string>* used, int depth = 0) {
     for (const Statement& s : p.body) {
       if (!s.use.empty()) {
-        if (used->insert(s.use).second) Flatten(policies.at(s.use), policies, used);
+        if (!used->insert(s.use).second) continue;
+        if (depth >= kMaxUseDepth) {
+          throw Failure{s.at, "USE nested more than " + std::to_string(kMaxUseDepth) +
+                                  " deep: too deep to import"};
+        }
+        Flatten(policies.at(s.use), policies, used, depth + 1);
         continue;
       }
       CheckAction(s.action);

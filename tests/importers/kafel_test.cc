@@ -240,7 +240,16 @@ TEST_CASE("kafel: what kafel refuses, with kafel's words and place") {
       {"ERRNO(0) { ptrace } DEFAULT ALLOW", "ERRNO(0)"},
       {"ALLOW { SYSCALL[1000] }", "syscall number 1000 is not in x86_64's kernel table"},
   };
-  for (const Case& c : cases) {
+  // A chain of USEs deeper than the importer follows.
+  std::string chain = "POLICY p0 { ALLOW { read } }\n";
+  for (int i = 1; i <= 1500; ++i) {
+    chain += "POLICY p" + std::to_string(i) + " { USE p" + std::to_string(i - 1) + " }\n";
+  }
+  chain += "USE p1500";
+  const Case deep{chain, "USE nested more than 1000 deep"};
+  std::vector<Case> all(std::begin(cases), std::end(cases));
+  all.push_back(deep);
+  for (const Case& c : all) {
     importers::ImportOptions options;
     options.source = "inline.policy";
     const auto r = importers::ImportKafel(c.text, options);
