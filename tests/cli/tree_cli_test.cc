@@ -201,7 +201,8 @@ TEST_CASE("completion bash: commands, options and their values, run in bash") {
   CHECK(BashComplete(script, "ward compile -t \"\"") == TargetsFromHelp() + "\nhelp");
   CHECK(BashComplete(script, "ward compile p.ward -t linux,se") == "linux,seccomp\nlinux,seatbelt");
   CHECK(BashComplete(script, "ward compile --ta") == "--target");
-  CHECK(BashComplete(script, "ward import --from \"\"") == "docker-seccomp\nspo-seccomp\nsrt\nkafel");
+  CHECK(BashComplete(script, "ward import --from \"\"") ==
+        "docker-seccomp\nspo-seccomp\nsrt\nkafel");
   CHECK(BashComplete(script, "ward lint --format \"\"") == "text\njson\nsarif");
   // ward-remote's commands and the --host form of ward status.
   CHECK(BashComplete(script, "ward status --ho") == "--host\n--hosts");
