@@ -1,18 +1,8 @@
 #include "importers/docker_conditions.h"
 
 namespace ward::importers {
-namespace {
-
-using Kind = ArgPredicate::Kind;
 
 uint64_t WidthMask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
-
-ArgPredicate Make(Kind kind) { return {kind, 0, 0, 0, 0}; }
-
-ArgPredicate Range(uint64_t lo, uint64_t hi, uint64_t max) {
-  if (lo == 0 && hi == max) return Make(Kind::kTrue);
-  return {Kind::kRange, lo, hi, 0, 0};
-}
 
 std::string Hex(uint64_t v) {
   if (v < 10) return std::to_string(v);
@@ -20,6 +10,17 @@ std::string Hex(uint64_t v) {
   std::string out;
   for (; v; v >>= 4) out.insert(out.begin(), kDigits[v & 15]);
   return "0x" + out;
+}
+
+namespace {
+
+using Kind = ArgPredicate::Kind;
+
+ArgPredicate Make(Kind kind) { return {kind, 0, 0, 0, 0}; }
+
+ArgPredicate Range(uint64_t lo, uint64_t hi, uint64_t max) {
+  if (lo == 0 && hi == max) return Make(Kind::kTrue);
+  return {Kind::kRange, lo, hi, 0, 0};
 }
 
 // The bounds of one piece of a signed range that does not cross the sign.

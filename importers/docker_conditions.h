@@ -18,6 +18,11 @@
 
 namespace ward::importers {
 
+// The values of `bits` bits: 2^bits - 1 (all ones for 64).
+uint64_t WidthMask(int bits);
+// A condition's literal: decimal below 10, else lowercase hex ("0x1f").
+std::string Hex(uint64_t v);
+
 struct ArgPredicate {
   enum class Kind { kTrue, kFalse, kRange, kNotEqual, kMasked };
   Kind kind = Kind::kTrue;

@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "importers/docker_conditions.h"
 #include "importers/kafel/region.h"
 #include "language/syscall_facts.h"
 
@@ -55,15 +56,6 @@ const std::string* WardName(uint32_t nr) {
   }();
   auto it = kNames.find(nr);
   return it == kNames.end() ? nullptr : &it->second;
-}
-
-uint64_t WidthMask(int bits) { return bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1; }
-
-std::string Hex(uint64_t v) {
-  if (v < 10) return std::to_string(v);
-  char buf[32];
-  snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // ---- tokens ------------------------------------------------------------
