@@ -49,6 +49,9 @@ packages=(
   # wardd --metrics: libmicrohttpd serves it; the tests parse it with
   # prometheus_client's parser
   libmicrohttpd-dev python3-prometheus-client
+  # `ward import --from firejail`: its test reads every profile Debian ships
+  # (firejail-profiles) and the firejail package's own .inc files
+  firejail firejail-profiles
 )
 
 missing=()

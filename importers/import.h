@@ -24,6 +24,15 @@ struct ImportDiagnostic {
   // (YAML); 0 otherwise.
   size_t line = 0;
   size_t column = 0;
+  // Which input, when the format reads several (networkpolicy: the policy
+  // files and the cluster snapshot); empty: the (first) input file.
+  std::string file{};
+};
+
+// One input file of a format that reads several.
+struct ImportInput {
+  std::string path;  // as given on the command line
+  std::string text;
 };
 
 // What `ward import` passes every importer; each reads the fields it needs.
@@ -48,6 +57,15 @@ struct ImportOptions {
   // `#include` is looked for in first, then each of `include_dirs`.
   std::string path;
   std::vector<std::string> include_dirs;
+  // networkpolicy: every NetworkPolicy file given (the `input` argument is
+  // the first one's text), the cluster snapshot (`kubectl get
+  // namespaces,pods -A -o json|yaml`) and the pod, NAMESPACE/NAME.
+  std::vector<ImportInput> files;
+  ImportInput cluster;
+  std::string pod;
+  // firejail: the home folder `~`, `${HOME}` and the other user macros
+  // stand for (absolute).
+  std::string home;
 };
 
 struct ImportResult {

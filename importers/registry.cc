@@ -2,6 +2,7 @@
 
 #include "importers/docker_seccomp.h"
 #include "importers/kafel/kafel.h"
+#include "importers/networkpolicy/networkpolicy.h"
 #include "importers/spo_seccomp.h"
 #include "importers/srt/srt.h"
 
@@ -16,6 +17,9 @@ const std::vector<ImportFormat>& ImportFormats() {
        ImportSrt, true},
       {"kafel", "a kafel policy (nsjail's seccomp policy language), for x86_64", ImportKafel,
        false},
+      {"networkpolicy",
+       "Kubernetes NetworkPolicies: one pod's effective policy (--cluster SNAPSHOT --pod NS/NAME)",
+       ImportNetworkPolicy, false, true},
   };
   return kFormats;
 }

@@ -15,6 +15,9 @@ struct ImportFormat {
   const char* summary;  // one line, for --help and the README
   ImportResult (*import)(std::string_view input, const ImportOptions& options);
   bool needs_cwd;  // --cwd DIR is required
+  // More than one input file is accepted (ImportOptions::files has them
+  // all); otherwise exactly one.
+  bool many_files = false;
 };
 
 const std::vector<ImportFormat>& ImportFormats();

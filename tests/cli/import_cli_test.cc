@@ -139,3 +139,89 @@ TEST_CASE("import: --from spo-seccomp, and the hint for a SeccompProfile given a
   CHECK(wrong.err.find(p + ": error: this is a security-profiles-operator SeccompProfile: use "
                            "--from spo-seccomp\n") != std::string::npos);
 }
+
+TEST_CASE("import: --strict makes every warning an error, and nothing is written") {
+  const std::string p = WriteTemp("profile-strict.json", kProfile);
+  const std::string out = ward::test::ScratchDir() + "/strict.ward";
+  Run r = Ward("import --from docker-seccomp --strict " + p + " -o " + out, kStd);
+  CHECK(r.status == 1);
+  CHECK(r.err == p + "#/syscalls/3: error: unknown syscall 'bogus_call' is ignored, as runc "
+                     "does (--strict)\nward import: nothing written\n");
+  CHECK_FALSE(std::filesystem::exists(out));
+  // Without warnings, --strict changes nothing.
+  const std::string clean = WriteTemp(
+      "profile-clean.json",
+      R"({"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW"}]})");
+  CHECK(Ward("import --from docker-seccomp --strict " + clean, kStd).status == 0);
+}
+
+TEST_CASE("import: --from srt needs --cwd, and resolves relative paths there") {
+  const std::string p =
+      WriteTemp("srt-settings.json", R"({"network": {"allowedDomains": [], "deniedDomains": []},
+        "filesystem": {"denyRead": [], "allowWrite": ["src"], "denyWrite": []}})");
+  Run missing = Ward("import --from srt " + p, kStd);
+  CHECK(missing.status == 2);
+  CHECK(missing.err ==
+        "ward import: --from srt needs --cwd DIR: the folder the tool would run in (its "
+        "relative paths are resolved there)\n");
+  Run r = Ward("import --from srt --cwd /w/proj " + p, kStd);
+  CHECK(r.status == 0);
+  CHECK(r.out.find("allow write \"/w/proj/src\"  // #/filesystem/allowWrite/0\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("import: several files only for networkpolicy, which needs --cluster and --pod") {
+  const std::string p = WriteTemp("profile4.json", kProfile);
+  Run two = Ward("import --from docker-seccomp " + p + " " + p, kStd);
+  CHECK(two.status == 2);
+  CHECK(two.err == "ward import: --from docker-seccomp reads one file, not 2\n");
+  const std::string cluster = WriteTemp("cluster.json", R"({"apiVersion": "v1", "kind": "List",
+    "items": [{"kind": "Namespace", "metadata": {"name": "app"}},
+              {"kind": "Pod", "metadata": {"name": "db", "namespace": "app", "labels": {"role": "db"}},
+               "status": {"phase": "Running", "podIP": "10.0.0.5"}},
+              {"kind": "Pod", "metadata": {"name": "web", "namespace": "app", "labels": {"role": "web"}},
+               "status": {"phase": "Running", "podIP": "10.0.0.6"}}]})");
+  const std::string a = WriteTemp("np-a.yaml", R"(apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: db-in, namespace: app}
+spec:
+  podSelector: {matchLabels: {role: db}}
+  ingress:
+  - from: [{podSelector: {matchLabels: {role: web}}}]
+    ports: [{port: 5432}]
+)");
+  const std::string b = WriteTemp("np-b.yaml", R"(apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata: {name: db-out, namespace: app}
+spec:
+  podSelector: {}
+  policyTypes: [Egress]
+  egress:
+  - ports: [{protocol: UDP, port: 53}, {protocol: SCTP, port: 9}]
+)");
+  Run usage = Ward("import --from networkpolicy " + a, kStd);
+  CHECK(usage.status == 2);
+  CHECK(usage.err.find("--from networkpolicy needs --cluster SNAPSHOT") != std::string::npos);
+  CHECK(Ward("import --from srt --cwd /w --cluster " + cluster + " " + a, kStd).status == 2);
+  const std::string out = ward::test::ScratchDir() + "/db.ward";
+  Run r = Ward("import --from networkpolicy --cluster " + cluster + " --pod app/db " + a + " " + b +
+                   " -o " + out,
+               kStd);
+  CHECK(r.status == 0);
+  // The warning names the file it is in, not the first one.
+  CHECK(r.err == b + ":8:40 #/spec/egress/0/ports/1: warning: SCTP is not allowed: a Ward "
+                     "policy never grants SCTP (narrower than the cluster)\n");
+  const std::string text = Slurp(out);
+  CHECK(text.find("policy db {") != std::string::npos);
+  Run in = Ward("explain " + out + " --listen 5432/tcp --from 10.0.0.6", kStd);
+  CHECK(in.status == 0);
+  CHECK(in.out.find("allow") != std::string::npos);
+  Run denied = Ward("explain " + out + " --listen 5432/tcp --from 10.0.0.7", kStd);
+  CHECK(denied.out.find("deny") != std::string::npos);
+  Run dns = Ward("explain " + out + " --connect 10.9.9.9:53/udp", kStd);
+  CHECK(dns.out.find("allow") != std::string::npos);
+  Run strict = Ward(
+      "import --from networkpolicy --strict --cluster " + cluster + " --pod app/db " + a + " " + b,
+      kStd);
+  CHECK(strict.status == 1);
+}
