@@ -72,6 +72,12 @@ NORMALISE = [
     # differs by a file or two from machine to machine; tests/enforcers/learn
     # frames them the same way)
     (re.compile(r"recorded \d+ events: [^;]*; (\d+) dropped"), r"recorded $N events: ...; \1 dropped"),
+    # an eBPF object's pin folder is named by the object's bytes, whose BTF
+    # holds the build's source paths (enforcers/linux/ebpf.h)
+    (re.compile(r"(/sys/fs/bpf/ward/[^/ ]+/)[0-9a-f]{16}-"), r"\1$OBJECT-"),
+    # ward doctor: the host's kernel build and its user-namespace limit
+    (re.compile(r"^ward doctor: kernel \S+ "), "ward doctor: kernel $KERNEL "),
+    (re.compile(r"max_user_namespaces \d+"), "max_user_namespaces $N"),
     # the seccomp cache's entries are named by the build's filter bytes
     (re.compile(r"/var/cache/ward/seccomp/[0-9a-f]{64}\."), "/var/cache/ward/seccomp/$SHA256."),
 ]

@@ -15,7 +15,7 @@ cmake --preset asan >/dev/null
 cmake --build build/asan -j"$jobs"
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j"$jobs" --target ward_fuzz_frontend ward_fuzz_import ward_fuzz_bundle ward_fuzz_srt \
-  ward_fuzz_kafel ward_fuzz_networkpolicy
+  ward_fuzz_kafel ward_fuzz_networkpolicy ward_fuzz_firejail
 
 logs=$(mktemp -d)
 status=0

@@ -14,9 +14,9 @@
 #include "compiler/policy.h"
 #include "enforcers/linux/files.h"
 #include "importers/checked_import.h"
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 #include "importers/registry.h"
-#include "importers/spo_seccomp.h"
+#include "importers/spo_seccomp/spo_seccomp.h"
 #include "language/check.h"
 
 namespace ward::cli {

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 #include "language/check.h"
 
 namespace ward::importers {

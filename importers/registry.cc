@@ -1,9 +1,10 @@
 #include "importers/registry.h"
 
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
+#include "importers/firejail/firejail.h"
 #include "importers/kafel/kafel.h"
 #include "importers/networkpolicy/networkpolicy.h"
-#include "importers/spo_seccomp.h"
+#include "importers/spo_seccomp/spo_seccomp.h"
 #include "importers/srt/srt.h"
 
 namespace ward::importers {
@@ -20,6 +21,8 @@ const std::vector<ImportFormat>& ImportFormats() {
       {"networkpolicy",
        "Kubernetes NetworkPolicies: one pod's effective policy (--cluster SNAPSHOT --pod NS/NAME)",
        ImportNetworkPolicy, false, true},
+      {"firejail", "a firejail profile (0.9.72, as Debian 12 ships it) with its includes",
+       ImportFirejail, false},
   };
   return kFormats;
 }

@@ -11,7 +11,7 @@
 #include <set>
 #include <sstream>
 
-#include "importers/docker_conditions.h"
+#include "importers/docker_seccomp/docker_conditions.h"
 #include "importers/kafel/region.h"
 #include "language/syscall_facts.h"
 

@@ -277,6 +277,18 @@ class Importer {
     if (options_.files.empty()) return Error({}, "no NetworkPolicy file given");
     ReadCluster();
     for (const ImportInput& input : options_.files) ReadPolicies(input);
+    // One name per namespace: applying both files, the cluster would keep
+    // the last, while adding both up could allow more.
+    std::map<std::pair<std::string, std::string>, const Policy*> names;
+    for (const Policy& p : policies_) {
+      auto [it, fresh] = names.emplace(std::make_pair(p.ns, p.name), &p);
+      if (!fresh) {
+        Error(p.place, "NetworkPolicy " + p.ns + "/" + p.name + " is also at " +
+                           PlaceText(it->second->place) +
+                           ": the cluster holds one object per name, so which one applies "
+                           "depends on the order they were applied in");
+      }
+    }
     if (errors_ > 0) return false;
     const size_t slash = options_.pod.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 == options_.pod.size()) {

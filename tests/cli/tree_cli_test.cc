@@ -202,7 +202,7 @@ TEST_CASE("completion bash: commands, options and their values, run in bash") {
   CHECK(BashComplete(script, "ward compile p.ward -t linux,se") == "linux,seccomp\nlinux,seatbelt");
   CHECK(BashComplete(script, "ward compile --ta") == "--target");
   CHECK(BashComplete(script, "ward import --from \"\"") ==
-        "docker-seccomp\nspo-seccomp\nsrt\nkafel");
+        "docker-seccomp\nspo-seccomp\nsrt\nkafel\nnetworkpolicy\nfirejail");
   CHECK(BashComplete(script, "ward lint --format \"\"") == "text\njson\nsarif");
   // ward-remote's commands and the --host form of ward status.
   CHECK(BashComplete(script, "ward status --ho") == "--host\n--hosts");
@@ -254,7 +254,8 @@ TEST_CASE("completion fish: what fish itself completes") {
     return Trim(c.out);
   };
   CHECK(complete("ward com") == "compile\ncompletion");
-  CHECK(complete("ward import --from ") == "docker-seccomp\nkafel\nspo-seccomp\nsrt");
+  CHECK(complete("ward import --from ") ==
+        "docker-seccomp\nfirejail\nkafel\nnetworkpolicy\nspo-seccomp\nsrt");
   CHECK(complete("ward status --hos") == "--host\n--hosts");
   CHECK(complete("ward audit ") == "verify");
 }

@@ -14,7 +14,7 @@
 
 #include "backends/oci/oci_backend.h"
 #include "compiler/policy.h"
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 #include "tests/importers/docker_reference.h"
 #include "tests/language/frontend_fixture.h"
 #include "tests/property_rounds.h"

@@ -3,7 +3,7 @@
 // location and message.
 #include <catch2/catch.hpp>
 
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 #include "tests/language/frontend_fixture.h"
 
 namespace ward::test {

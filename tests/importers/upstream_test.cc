@@ -10,8 +10,8 @@
 
 #include "compiler/policy.h"
 #include "importers/checked_import.h"
-#include "importers/docker_profile.h"
-#include "importers/spo_seccomp.h"
+#include "importers/docker_seccomp/docker_profile.h"
+#include "importers/spo_seccomp/spo_seccomp.h"
 #include "tests/language/frontend_fixture.h"
 
 namespace ward::test {

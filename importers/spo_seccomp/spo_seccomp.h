@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 
 namespace ward::importers {
 

@@ -1,4 +1,4 @@
-#include "importers/spo_seccomp.h"
+#include "importers/spo_seccomp/spo_seccomp.h"
 
 #include <yaml-cpp/yaml.h>
 

@@ -1,13 +1,13 @@
-#include "importers/docker_seccomp.h"
+#include "importers/docker_seccomp/docker_seccomp.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
 
-#include "importers/docker_arches.h"
-#include "importers/docker_conditions.h"
-#include "importers/docker_profile.h"
+#include "importers/docker_seccomp/docker_arches.h"
+#include "importers/docker_seccomp/docker_conditions.h"
+#include "importers/docker_seccomp/docker_profile.h"
 #include "importers/ward_writer.h"
 #include "language/constants.h"
 #include "language/literals.h"

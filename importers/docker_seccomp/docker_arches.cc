@@ -1,4 +1,4 @@
-#include "importers/docker_arches.h"
+#include "importers/docker_seccomp/docker_arches.h"
 
 #include <algorithm>
 

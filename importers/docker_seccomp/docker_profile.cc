@@ -1,4 +1,4 @@
-#include "importers/docker_profile.h"
+#include "importers/docker_seccomp/docker_profile.h"
 
 #include <functional>
 #include <map>

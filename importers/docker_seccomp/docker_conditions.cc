@@ -1,4 +1,4 @@
-#include "importers/docker_conditions.h"
+#include "importers/docker_seccomp/docker_conditions.h"
 
 namespace ward::importers {
 
