@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "importers/ward_writer.h"
+#include "importers/yaml_documents.h"
 #include "language/literals.h"
 
 namespace ward::importers {
@@ -787,7 +788,7 @@ class Importer {
     }
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(input.text);
+      docs = LoadYamlDocuments(input.text);
     } catch (const YAML::Exception& e) {
       Error({input.path, "", Line(e.mark), Column(e.mark)}, "not valid YAML: " + e.msg);
       return;
@@ -959,7 +960,7 @@ class Importer {
     }
     std::vector<YAML::Node> docs;
     try {
-      docs = YAML::LoadAll(c.text);
+      docs = LoadYamlDocuments(c.text);
     } catch (const YAML::Exception& e) {
       Error({c.path, "", Line(e.mark), Column(e.mark)}, "not valid JSON or YAML: " + e.msg);
       return;

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "importers/yaml_documents.h"
 #include "language/literals.h"
 
 namespace ward::importers {
@@ -183,7 +184,7 @@ bool IsSeccompProfile(const YAML::Node& doc) {
 
 std::vector<YAML::Node> LoadAll(std::string_view text, std::string* error, YAML::Mark* mark) {
   try {
-    return YAML::LoadAll(std::string(text));
+    return LoadYamlDocuments(std::string(text));
   } catch (const YAML::Exception& e) {
     *error = e.msg;
     *mark = e.mark;

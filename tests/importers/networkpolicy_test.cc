@@ -367,6 +367,21 @@ metadata:
   CHECK(p->In("10.0.0.9", 5432) == "deny");
 }
 
+TEST_CASE("networkpolicy: a stream on which yaml-cpp 0.7 would loop forever is refused",
+          "[networkpolicy]") {
+  // Found by fuzz_networkpolicy: yaml-cpp 0.7's LoadAll makes empty
+  // documents forever after the `,` (importers/yaml_documents.h).
+  const std::string stream =
+      "---\n{\n  apiVein:o rs\"networking.k8s.io/v1\",\n  kind   nAme: \"default-deny-ingress\",\n"
+      "  },\n  spec: {\n    podSelector: {},\n    policyTypes: [\n      \"Ingressegress:],\n  "
+      "},\n}\n";
+  CHECK(Refused(kCluster, "app/db-0", {stream})
+            .find("np0.yaml:5:4 #: error: not valid YAML: a document that consumes no input") == 0);
+  importers::ImportOptions options = Options(stream, "app/db-0", {kHead + "spec: {}\n"});
+  importers::ImportResult r = importers::ImportNetworkPolicy("", options);
+  CHECK_FALSE(r.ok);
+}
+
 TEST_CASE("networkpolicy: what the API server refuses is refused", "[networkpolicy]") {
   auto spec = [](const std::string& body) { return kHead + "spec:\n" + body; };
   CHECK(Refused(kCluster, "app/db-0", {spec("  podSelector: {}\n  ingress:\n  - form: []\n")}) ==
