@@ -800,6 +800,39 @@ class Importer {
 
   // ---- the cluster snapshot -------------------------------------------
 
+  // status.ONE (an address) and status.MANY (a list of {ip}), each address
+  // once, in that order.
+  void ReadAddresses(const YAML::Node& status, const Place& at, const char* one, const char* many,
+                     std::vector<IpPrefix>* out) {
+    std::vector<std::pair<std::string, Place>> texts;
+    const YAML::Node single = Child(status, one);
+    if (single.IsDefined() && !single.IsNull()) {
+      std::string ip;
+      const Place p = At(at, one, single);
+      if (String(single, p, &ip)) texts.push_back({ip, p});
+    }
+    const YAML::Node list = Child(status, many);
+    if (list.IsSequence()) {
+      const Place lp = At(at, many, list);
+      for (size_t i = 0; i < list.size(); ++i) {
+        const YAML::Node ip = list[i].IsMap() ? Child(list[i], "ip") : YAML::Node();
+        std::string text;
+        const Place p = At(At(lp, std::to_string(i), list[i]), "ip", ip);
+        if (ip.IsDefined() && String(ip, p, &text)) texts.push_back({text, p});
+      }
+    }
+    for (const auto& [text, p] : texts) {
+      std::string error;
+      std::optional<IpPrefix> addr =
+          text.find('/') == std::string::npos ? ParseIpOrCidr(text, &error) : std::nullopt;
+      if (!addr) {
+        Error(p, "'" + text + "' is not an IP address");
+        continue;
+      }
+      if (std::find(out->begin(), out->end(), *addr) == out->end()) out->push_back(*addr);
+    }
+  }
+
   void ReadPod(const YAML::Node& n, const Place& at) {
     Pod pod;
     const YAML::Node meta = Child(n, "metadata"), spec = Child(n, "spec"),
@@ -857,51 +890,8 @@ class Importer {
       const Place stp = At(at, "status", status);
       if (Child(status, "phase").IsDefined() && !Child(status, "phase").IsNull())
         String(Child(status, "phase"), At(stp, "phase", Child(status, "phase")), &pod.phase);
-      std::vector<std::pair<std::string, Place>> ips;
-      if (Child(status, "podIP").IsDefined() && !Child(status, "podIP").IsNull()) {
-        std::string ip;
-        const Place ipp = At(stp, "podIP", Child(status, "podIP"));
-        if (String(Child(status, "podIP"), ipp, &ip)) ips.push_back({ip, ipp});
-      }
-      const YAML::Node list = Child(status, "podIPs");
-      if (list.IsSequence()) {
-        const Place lp = At(stp, "podIPs", list);
-        for (size_t i = 0; i < list.size(); ++i) {
-          const YAML::Node ip = list[i].IsMap() ? Child(list[i], "ip") : YAML::Node();
-          std::string text;
-          const Place ipp = At(At(lp, std::to_string(i), list[i]), "ip", ip);
-          if (ip.IsDefined() && String(ip, ipp, &text)) ips.push_back({text, ipp});
-        }
-      }
-      std::vector<std::pair<std::string, Place>> host_ips;
-      if (Child(status, "hostIP").IsDefined() && !Child(status, "hostIP").IsNull()) {
-        std::string ip;
-        const Place ipp = At(stp, "hostIP", Child(status, "hostIP"));
-        if (String(Child(status, "hostIP"), ipp, &ip)) host_ips.push_back({ip, ipp});
-      }
-      const YAML::Node hosts = Child(status, "hostIPs");
-      if (hosts.IsSequence()) {
-        const Place lp = At(stp, "hostIPs", hosts);
-        for (size_t i = 0; i < hosts.size(); ++i) {
-          const YAML::Node ip = hosts[i].IsMap() ? Child(hosts[i], "ip") : YAML::Node();
-          std::string text;
-          const Place ipp = At(At(lp, std::to_string(i), hosts[i]), "ip", ip);
-          if (ip.IsDefined() && String(ip, ipp, &text)) host_ips.push_back({text, ipp});
-        }
-      }
-      for (int host = 0; host < 2; ++host) {
-        std::vector<IpPrefix>& into = host ? pod.host_ips : pod.ips;
-        for (const auto& [text, p] : host ? host_ips : ips) {
-          std::string error;
-          std::optional<IpPrefix> addr =
-              text.find('/') == std::string::npos ? ParseIpOrCidr(text, &error) : std::nullopt;
-          if (!addr) {
-            Error(p, "'" + text + "' is not an IP address");
-            continue;
-          }
-          if (std::find(into.begin(), into.end(), *addr) == into.end()) into.push_back(*addr);
-        }
-      }
+      ReadAddresses(status, stp, "podIP", "podIPs", &pod.ips);
+      ReadAddresses(status, stp, "hostIP", "hostIPs", &pod.host_ips);
     }
     pods_.push_back(std::move(pod));
   }
