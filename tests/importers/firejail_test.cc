@@ -23,6 +23,7 @@
 #include "importers/checked_import.h"
 #include "importers/firejail/firejail.h"
 #include "language/constants.h"
+#include "tests/importers/checked_load.h"
 
 namespace ward::test {
 namespace {
@@ -95,19 +96,7 @@ std::unique_ptr<Imported> Import(const std::string& text, const std::string& pat
   out->checked.result = importers::ImportFirejail(text, Options(path, home));
   INFO(Diagnostics(out->checked.result));
   REQUIRE(out->checked.result.ok);
-  importers::CheckImport(kStd, &out->checked);
-  INFO(out->text());
-  INFO(RenderText(out->checked.sources, out->checked.sink, RenderOptions{}));
-  REQUIRE(out->checked.result.ok);
-  REQUIRE_FALSE(out->checked.internal_error);
-  FrontendOptions frontend;
-  frontend.std_dir = kStd;
-  frontend.memory_files["imported.ward"] = out->text();
-  ir::LoadStatus status;
-  std::string error;
-  out->loaded = ir::LoadPolicyFile("imported.ward", std::nullopt, frontend, &status, &error);
-  INFO(error);
-  REQUIRE(status == ir::LoadStatus::kOk);
+  out->loaded = CheckAndLoad(&out->checked, kStd);
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include "compiler/load.h"
 #include "importers/checked_import.h"
 #include "importers/networkpolicy/networkpolicy.h"
+#include "tests/importers/checked_load.h"
 #include "tests/importers/k8s_cluster_eval.h"
 #include "tests/property_rounds.h"
 
@@ -97,18 +98,7 @@ std::unique_ptr<Imported> Import(const std::string& cluster, const std::string& 
   out->checked.result = importers::ImportNetworkPolicy(files.empty() ? "" : files[0], options);
   INFO(DiagnosticsText(out->checked.result.diagnostics));
   REQUIRE(out->checked.result.ok);
-  importers::CheckImport(kStd, &out->checked);
-  INFO(out->text());
-  REQUIRE(out->checked.result.ok);
-  REQUIRE_FALSE(out->checked.internal_error);
-  FrontendOptions frontend;
-  frontend.std_dir = kStd;
-  frontend.memory_files["imported.ward"] = out->text();
-  ir::LoadStatus status;
-  std::string error;
-  out->loaded = ir::LoadPolicyFile("imported.ward", std::nullopt, frontend, &status, &error);
-  INFO(error);
-  REQUIRE(status == ir::LoadStatus::kOk);
+  out->loaded = CheckAndLoad(&out->checked, kStd);
   return out;
 }
 

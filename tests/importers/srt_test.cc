@@ -16,6 +16,7 @@
 #include "compiler/load.h"
 #include "importers/checked_import.h"
 #include "importers/srt/srt.h"
+#include "tests/importers/checked_load.h"
 
 namespace ward::test {
 namespace {
@@ -82,17 +83,7 @@ std::unique_ptr<Imported> Import(const std::string& json, const std::string& cwd
   out->checked.result = importers::ImportSrt(json, options);
   INFO(out->Diagnostics());
   REQUIRE(out->checked.result.ok);
-  importers::CheckImport(kStd, &out->checked);
-  INFO(out->text());
-  REQUIRE(out->checked.result.ok);
-  REQUIRE_FALSE(out->checked.internal_error);
-  FrontendOptions frontend;
-  frontend.std_dir = kStd;
-  frontend.memory_files["imported.ward"] = out->text();
-  ir::LoadStatus status;
-  std::string error;
-  out->loaded = ir::LoadPolicyFile("imported.ward", std::nullopt, frontend, &status, &error);
-  REQUIRE(status == ir::LoadStatus::kOk);
+  out->loaded = CheckAndLoad(&out->checked, kStd);
   return out;
 }
 
