@@ -536,17 +536,22 @@ TEST_CASE("networkpolicy: the Kubernetes documentation's examples, for every pod
       }
       all.push_back(text);
     }
-    for (const auto& [ns, pod] : TargetPods(cluster)) {
+    // Six of the cluster's pods, a different six for each file (under
+    // ASan each import costs a check and a load: all pods for every file
+    // took six minutes there).
+    const auto pods = TargetPods(cluster);
+    for (size_t k = 0; k < 6 && k < pods.size(); ++k) {
+      const auto& [ns, pod] = pods[(imports + k * 3) % pods.size()];
       INFO(name);
-      compared += Compare(cluster, {text}, ns, pod, rng, 30, 150);
-      ++imports;
+      compared += Compare(cluster, {text}, ns, pod, rng, 10, 60);
     }
+    imports += std::min<size_t>(6, pods.size());
   }
   // All of them at once (but for a second object of one name): the
   // policies add up.
   REQUIRE(all.size() >= 15);
   for (const auto& [ns, pod] : TargetPods(cluster)) {
-    compared += Compare(cluster, all, ns, pod, rng, 100, 3000);
+    compared += Compare(cluster, all, ns, pod, rng, 40, 600);
     ++imports;
   }
   std::cout << "networkpolicy: " << names.size() << " upstream files, " << imports << " imports, "
@@ -576,7 +581,7 @@ TEST_CASE("networkpolicy: random clusters and policies decide as the cluster doe
     REQUIRE_FALSE(targets.empty());
     const auto& [ns, pod] = targets[rng() % targets.size()];
     INFO("round " << round << "\n" << text << "\ncluster " << cluster.dump());
-    compared += Compare(cluster, {text}, ns, pod, rng, 40, 60);
+    compared += Compare(cluster, {text}, ns, pod, rng, 20, 30);
   }
   std::cout << "networkpolicy: " << rounds << " random rounds, " << compared << " flows compared\n";
 }
