@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "importers/ward_writer.h"
@@ -67,6 +68,22 @@ struct ImportOptions {
   // stand for (absolute).
   std::string home;
 };
+
+// `key` as one JSON pointer reference token (RFC 6901: `~` is `~0`, `/`
+// is `~1`), for ImportDiagnostic::where.
+inline std::string JsonPointerToken(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
 
 struct ImportResult {
   bool ok = false;   // false: at least one error, and `text` must be ignored

@@ -117,20 +117,6 @@ std::string Fold(std::string_view key) {
   return out;
 }
 
-std::string Escape(std::string_view key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 using Field = std::pair<const char*, std::function<void(const Node&, const std::string&)>>;
 
 // Walks the tree the way Go's encoding/json fills Docker's structs:
@@ -204,7 +190,7 @@ class Decoder {
       for (const Field& f : fields) {
         if (Fold(f.first) == folded) field = &f;
       }
-      const std::string where = path + "/" + Escape(key);
+      const std::string where = path + "/" + JsonPointerToken(key);
       if (!field) {
         diagnostics_->push_back(
             {Severity::kWarning, where, "unknown key '" + key + "' is ignored, as Docker does"});

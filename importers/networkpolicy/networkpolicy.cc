@@ -46,22 +46,8 @@ struct Place {
   size_t column = 0;
 };
 
-std::string PointerToken(const std::string& key) {
-  std::string out;
-  for (char c : key) {
-    if (c == '~') {
-      out += "~0";
-    } else if (c == '/') {
-      out += "~1";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 Place At(const Place& parent, const std::string& token, const YAML::Node& node) {
-  Place p{parent.file, parent.pointer + "/" + PointerToken(token), Line(node.Mark()),
+  Place p{parent.file, parent.pointer + "/" + JsonPointerToken(token), Line(node.Mark()),
           Column(node.Mark())};
   if (p.line == 0) {
     p.line = parent.line;
@@ -781,21 +767,30 @@ class Importer {
                  " is not a NetworkPolicy: ignored");
   }
 
-  void ReadPolicies(const ImportInput& input) {
-    if (input.text.size() > kMaxBytes) {
-      Error({input.path, "", 0, 0}, "larger than 16 MiB");
+  // Every document of `input` (at most `max_bytes`), each passed to
+  // `read` with its place.
+  template <typename Read>
+  void ReadStream(const ImportInput& input, size_t max_bytes, const char* what, Read read) {
+    if (input.text.size() > max_bytes) {
+      Error({input.path, "", 0, 0}, "larger than " + std::to_string(max_bytes >> 20) + " MiB");
       return;
     }
     std::vector<YAML::Node> docs;
     try {
       docs = LoadYamlDocuments(input.text);
     } catch (const YAML::Exception& e) {
-      Error({input.path, "", Line(e.mark), Column(e.mark)}, "not valid YAML: " + e.msg);
+      Error({input.path, "", Line(e.mark), Column(e.mark)},
+            std::string("not valid ") + what + ": " + e.msg);
       return;
     }
     for (const YAML::Node& doc : docs) {
-      ReadObject(doc, {input.path, "", Line(doc.Mark()), Column(doc.Mark())}, 0);
+      read(doc, Place{input.path, "", Line(doc.Mark()), Column(doc.Mark())});
     }
+  }
+
+  void ReadPolicies(const ImportInput& input) {
+    ReadStream(input, kMaxBytes, "YAML",
+               [&](const YAML::Node& doc, const Place& at) { ReadObject(doc, at, 0); });
   }
 
   // ---- the cluster snapshot -------------------------------------------
@@ -944,20 +939,8 @@ class Importer {
 
   void ReadCluster() {
     const ImportInput& c = options_.cluster;
-    if (c.text.size() > 4 * kMaxBytes) {
-      Error({c.path, "", 0, 0}, "larger than 64 MiB");
-      return;
-    }
-    std::vector<YAML::Node> docs;
-    try {
-      docs = LoadYamlDocuments(c.text);
-    } catch (const YAML::Exception& e) {
-      Error({c.path, "", Line(e.mark), Column(e.mark)}, "not valid JSON or YAML: " + e.msg);
-      return;
-    }
-    for (const YAML::Node& doc : docs) {
-      ReadClusterObject(doc, {c.path, "", Line(doc.Mark()), Column(doc.Mark())}, 0);
-    }
+    ReadStream(c, 4 * kMaxBytes, "JSON or YAML",
+               [&](const YAML::Node& doc, const Place& at) { ReadClusterObject(doc, at, 0); });
     std::set<std::pair<std::string, std::string>> seen;
     for (const Pod& p : pods_) {
       if (!seen.insert({p.ns, p.name}).second) {
